@@ -1,0 +1,81 @@
+// Package local holds the catalog's own domain types: a discovered project,
+// its metadata and its observed states. Sub-packages do the work: config
+// (R1–R7), store (the LevelDB catalog), scan (discovery), meta (bounded
+// metadata reading), search (lexical ranking), pathid (path identity),
+// lease (single-writer leases) and catalog (the in-memory view every
+// frontend answers from).
+//
+// Nothing under local speaks MCP or GBrain, runs a project's code, or opens
+// a CodeGraph database.
+package local
+
+import "time"
+
+// Availability is what a direct check of a project's root last showed.
+type Availability string
+
+const (
+	Present      Availability = "present"      // root and marker were there
+	Missing      Availability = "missing"      // a direct re-check found root or marker gone
+	Inaccessible Availability = "inaccessible" // the check was refused (permission, offline volume)
+	Unknown      Availability = "unknown"      // never checked directly
+)
+
+// IndexState says only what we can observe of a CodeGraph index: that the
+// marker file exists. It never claims the index is healthy or fresh (R13).
+type IndexState string
+
+const (
+	MarkerPresent IndexState = "marker_present"
+	MarkerMissing IndexState = "marker_missing"
+	MarkerUnknown IndexState = "unknown"
+)
+
+// FreshnessUnknown is the only freshness we can honestly report: we have no
+// channel to the index's contents.
+const FreshnessUnknown = "unknown"
+
+// Project is one catalog record: a stable id bound to a canonical root.
+type Project struct {
+	ID             string       `json:"id"`
+	Root           string       `json:"root"` // canonical, absolute, on-disk spelling
+	RecordRevision uint64       `json:"recordRevision"`
+	Meta           Metadata     `json:"meta"`
+	MetaHash       uint64       `json:"metaHash"` // xxh3 of the stable metadata; a change bumps RecordRevision
+	Availability   Availability `json:"availability"`
+	Why            string       `json:"why,omitempty"` // why not present: "root gone", "permission denied", ...
+	IndexState     IndexState   `json:"indexState"`
+	FirstSeen      time.Time    `json:"firstSeen"`
+	LastSeen       time.Time    `json:"lastSeen"`    // last time a scan saw the marker
+	ValidatedAt    time.Time    `json:"validatedAt"` // last direct check of root + marker
+	// Changed is the catalogRevision that last touched this record.
+	Changed uint64 `json:"changed"`
+}
+
+// Metadata is what bounded reading of a project's own files gave (R12).
+// Every string is already stripped of control characters and length-bounded.
+type Metadata struct {
+	Name        string   `json:"name,omitempty"`        // best display name (manifest, hint file, else folder name)
+	Description string   `json:"description,omitempty"` // manifest or hint-file description
+	Packages    []string `json:"packages,omitempty"`    // package / module names declared by manifests
+	Keywords    []string `json:"keywords,omitempty"`
+	Aliases     []string `json:"aliases,omitempty"` // from codegraph/project.json
+	Tags        []string `json:"tags,omitempty"`    // from codegraph/project.json
+	Related     []string `json:"related,omitempty"` // from codegraph/project.json
+	Readme      string   `json:"readme,omitempty"`  // first meaningful README paragraph, markdown stripped
+	Manifests   []string `json:"manifests,omitempty"`
+	Git         GitInfo  `json:"git,omitzero"`
+	// Problems are diagnostics (a hint file that did not parse, a manifest
+	// over the size bound). They never change sharing or discovery.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// GitInfo is read from files under .git, never by running git.
+type GitInfo struct {
+	Remote   string `json:"remote,omitempty"`   // origin URL with any credentials removed
+	Branch   string `json:"branch,omitempty"`   // current branch, or "" when detached
+	Head     string `json:"head,omitempty"`     // commit id when detached
+	Worktree bool   `json:"worktree,omitempty"` // a linked worktree (.git is a file)
+	// CommonDir is the main repository's .git directory for a linked worktree.
+	CommonDir string `json:"commonDir,omitempty"`
+}
