@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/cgcat/cgcat/server"
+	"github.com/spf13/cobra"
+)
+
+type resolveOptions struct {
+	expect int
+	json   bool
+}
+
+func newResolveCommand(g *globalOptions) *cobra.Command {
+	o := &resolveOptions{}
+	cmd := &cobra.Command{
+		Use:   "resolve ID",
+		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runResolve(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "fail with record_changed unless the record is at this revision")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the exact envelope the tool returns")
+	return cmd
+}
+
+func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id string, out, errOut io.Writer) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	warn(errOut, cfg)
+	args := map[string]any{"projectId": id}
+	if o.expect != 0 {
+		args["expectedRecordRevision"] = float64(o.expect)
+	}
+	a, err := server.ParseResolveArgs(args)
+	if err != nil {
+		return &exitError{code: 2, err: flagError(err)}
+	}
+	f := newFrontend(cfg, "", newLogger(errOut))
+	e, err := f.Resolve(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := printEnvelope(out, e, o.json); err != nil {
+		return err
+	}
+	if e.Status != server.StatusOK {
+		return &exitError{code: 3}
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/scan"
+	"github.com/spf13/cobra"
+)
+
+type scanOptions struct {
+	once bool
+	json bool
+}
+
+func newScanCommand(g *globalOptions) *cobra.Command {
+	o := &scanOptions{}
+	cmd := &cobra.Command{
+		Use:   "scan",
+		Short: "Discover projects under the configured roots now",
+		Long:  "Run discovery rounds until a whole pass over every root is done (or one slice with --once). If another cgcat process is scanning, wait for it, then scan. Progress goes to stderr on a terminal.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runScan(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().BoolVar(&o.once, "once", false, "run one slice only")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+// scanSummary is what `cgcat scan` reports.
+type scanSummary struct {
+	Pass          uint64     `json:"pass"`
+	Finished      bool       `json:"finished"`
+	Directories   int        `json:"directories"`
+	ProjectsSeen  int        `json:"projectsSeen"`
+	Projects      int        `json:"projects"` // records in the catalog
+	Coverage      string     `json:"coverage"`
+	Gaps          []scan.Gap `json:"gaps"`
+	GapCount      int        `json:"gapCount"`
+	Queued        int        `json:"queued"`
+	ElapsedMs     int64      `json:"elapsedMs"`
+	DirsPerSecond float64    `json:"dirsPerSecond"`
+}
+
+func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut io.Writer) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	warn(errOut, cfg)
+	if !cfg.HasRoots() {
+		return &exitError{code: 2, err: errors.New("no roots to scan: run `cgcat config init --root /ABS/DIR` or pass --root DIR")}
+	}
+	cat, _, err := openCatalog(ctx, cfg, newLogger(errOut))
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var sum scanSummary
+	if o.once {
+		s, err := startScanner(ctx, cfg, cat, errOut)
+		if err != nil {
+			return err
+		}
+		st, err := s.RunSlice(ctx, cfg.Discovery.MaxDirectoriesPerSlice, time.Now().Add(time.Duration(cfg.Discovery.MaxSliceMs)*time.Millisecond))
+		s.Close()
+		if err != nil {
+			return err
+		}
+		sum.Pass, sum.Finished, sum.Directories, sum.ProjectsSeen = st.Pass, !st.PassRunning, st.PassDirs, st.PassProjects
+	} else {
+		if err := scanToCompletionSum(ctx, cfg, cat, errOut, &sum); err != nil {
+			return err
+		}
+	}
+	_ = cat.ForceSync(ctx)
+	st := cat.State()
+	sum.Projects = cat.Len()
+	sum.Coverage, sum.Gaps, sum.GapCount, sum.Queued = st.Coverage, st.Gaps, st.GapCount, st.Queued
+	if st.PassRunning {
+		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, st.PassGaps, st.PassGapCount
+	}
+	el := time.Since(start)
+	sum.ElapsedMs = el.Milliseconds()
+	if el > 0 {
+		sum.DirsPerSecond = float64(sum.Directories) / el.Seconds()
+	}
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	state := "pass finished"
+	if !sum.Finished {
+		state = fmt.Sprintf("pass %d still running (%d directories queued; run `cgcat scan` again to continue)", sum.Pass, sum.Queued)
+	}
+	fmt.Fprintf(out, "%s: %d directories read in %s (%.0f/s), %d projects seen, %d in the catalog, coverage %s\n",
+		state, sum.Directories, el.Round(time.Millisecond), sum.DirsPerSecond, sum.ProjectsSeen, sum.Projects, sum.Coverage)
+	for _, gp := range sum.Gaps {
+		fmt.Fprintf(out, "  not covered: %s (%s)\n", gp.Path, gp.Why)
+	}
+	if sum.GapCount > len(sum.Gaps) {
+		fmt.Fprintf(out, "  … and %d more places not covered\n", sum.GapCount-len(sum.Gaps))
+	}
+	return nil
+}
+
+// startScanner takes the scan lease, waiting (with a note on a terminal)
+// while another process scans.
+func startScanner(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer) (*scan.Scanner, error) {
+	s, err := scan.TryStart(ctx, cat.Store(), scan.OptionsFrom(cfg))
+	if errors.Is(err, lease.ErrHeld) {
+		_, pid := lease.Holder(scan.LeasePath(cfg.DataDir))
+		fmt.Fprintf(errOut, "cgcat: another cgcat process (pid %d) is scanning this catalog; waiting for it…\n", pid)
+		s, err = scan.Start(ctx, cat.Store(), scan.OptionsFrom(cfg))
+	}
+	return s, err
+}
+
+func scanToCompletion(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer, _ bool) error {
+	var sum scanSummary
+	return scanToCompletionSum(ctx, cfg, cat, errOut, &sum)
+}
+
+// scanToCompletionSum runs rounds until a pass finishes, showing progress
+// on a terminal.
+func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer, sum *scanSummary) error {
+	s, err := startScanner(ctx, cfg, cat, errOut)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tty := isTerminal(errOut)
+	start := time.Now()
+	last := time.Time{}
+	s.Progress = func(st scan.State) {
+		sum.Pass, sum.Directories, sum.ProjectsSeen = st.Pass, st.PassDirs, st.PassProjects
+		if tty && time.Since(last) > 100*time.Millisecond {
+			last = time.Now()
+			fmt.Fprintf(errOut, "\r\033[Kscanning: %d directories, %d projects, %d queued, %s", st.PassDirs, st.PassProjects, st.Queued, time.Since(start).Round(100*time.Millisecond))
+		}
+	}
+	defer func() {
+		if tty {
+			fmt.Fprint(errOut, "\r\033[K")
+		}
+	}()
+	for {
+		r, err := s.RunRound(ctx)
+		if err != nil {
+			return err
+		}
+		if r.Finished {
+			sum.Finished = true
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("scan interrupted (%w); the queue is kept, so the next scan resumes where this one stopped", err)
+		}
+	}
+}

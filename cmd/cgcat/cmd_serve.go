@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cgcat/cgcat/server"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	workspace string
+}
+
+func newServeCommand(g *globalOptions) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the MCP stdio server (for Codex, OpenCode and other MCP hosts)",
+		Long:  "Serve the two catalog tools over MCP on stdin/stdout. stdout carries MCP messages only; logs go to stderr. Discovery runs in the background; closing stdin ends the server.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), g, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&o.workspace, "workspace", "", "absolute path of the primary workspace (a ranking hint only)")
+	return cmd
+}
+
+func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Reader, out, errOut io.Writer) error {
+	logger := newLogger(errOut)
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err // invalid config: refuse to start rather than half-work
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
+	if o.workspace != "" && !filepath.IsAbs(o.workspace) {
+		return &exitError{code: 2, err: errorf("--workspace %q must be an absolute path", o.workspace)}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	f := newFrontend(cfg, o.workspace, logger)
+	var bg sync.WaitGroup
+	if cfg.HasRoots() {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			if err := f.Ready(ctx); err != nil {
+				if ctx.Err() == nil {
+					logger.Error("catalog unavailable; tools will answer with an error until this is fixed", "err", err)
+				}
+				return
+			}
+			f.Refresher().Run(ctx)
+		}()
+	}
+
+	s := server.New(f, version)
+	stdio := mcpserver.NewStdioServer(s)
+	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
+	mcpserver.WithWorkerPoolSize(4)(stdio)
+	err = stdio.Listen(ctx, in, out)
+	// stdin closed (or a signal): stop our own work only, quickly.
+	cancel()
+	done := make(chan struct{})
+	go func() { bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		logger.Warn("background discovery did not stop in time; exiting anyway (the scan queue resumes next time)")
+	}
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}

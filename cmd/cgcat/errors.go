@@ -1,0 +1,5 @@
+package main
+
+import "fmt"
+
+func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/scan"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/server"
+	"github.com/spf13/cobra"
+)
+
+// globalOptions are the flags every command takes.
+type globalOptions struct {
+	configPath string
+	roots      []string
+	dataDir    string
+}
+
+func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:           "cgcat",
+		Short:         "Find local CodeGraph-indexed projects and hand their paths to coding agents",
+		Long:          "cgcat discovers the projects on this machine that CodeGraph has indexed (a directory whose own .codegraph/ holds codegraph.db), keeps a catalog of them, and serves it to Codex, OpenCode and other MCP hosts with two tools: local_codegraph_projects and local_codegraph_resolve.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       fmt.Sprintf("%s (commit %s, built %s)", version, commit, date),
+	}
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configPath, "config", "", "config file (default $CGCAT_CONFIG, else $XDG_CONFIG_HOME/cgcat/config.json)")
+	pf.StringArrayVar(&g.roots, "root", nil, "scan and share this directory instead of the config's roots (repeatable)")
+	pf.StringVar(&g.dataDir, "data-dir", "", "catalog directory for --root use (default $XDG_DATA_HOME/cgcat)")
+	root.AddCommand(
+		newServeCommand(g),
+		newScanCommand(g),
+		newProjectsCommand(g),
+		newResolveCommand(g),
+		newConfigCommand(g),
+		newStoreCommand(g),
+		newVersionCommand(),
+	)
+	return root
+}
+
+// loadConfig finds the config: --root flags make an ad-hoc one; else
+// --config, $CGCAT_CONFIG, $XDG_CONFIG_HOME/cgcat/config.json. No file at
+// the default place is not an error: the result has no roots and every tool
+// answers setup_required (R3).
+func (g *globalOptions) loadConfig() (*config.Config, error) {
+	if len(g.roots) > 0 {
+		dd := g.dataDir
+		if dd == "" {
+			dd = config.DefaultDataDir()
+		}
+		return config.AdHoc(g.roots, dd)
+	}
+	path := g.configPath
+	explicit := path != "" || os.Getenv("CGCAT_CONFIG") != ""
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	if !explicit {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			cfg := config.Default()
+			cfg.DataDir = config.DefaultDataDir()
+			if g.dataDir != "" {
+				cfg.DataDir = g.dataDir
+			}
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("no config file at %s; run `cgcat config init --root DIR` to create one", path))
+			return &cfg, nil
+		}
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if g.dataDir != "" {
+		cfg.DataDir = g.dataDir
+	}
+	return cfg, nil
+}
+
+// openCatalog opens the store and loads the catalog with its refresher.
+func openCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) (*catalog.Catalog, *catalog.Refresher, error) {
+	st, err := store.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := catalog.Load(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := catalog.NewRefresher(cat, scan.OptionsFrom(cfg), time.Duration(cfg.Discovery.RefreshIntervalSeconds)*time.Second, log)
+	return cat, ref, nil
+}
+
+// newFrontend builds the frontend that the tools and the CLI twins share.
+func newFrontend(cfg *config.Config, workspace string, log *slog.Logger) *server.Frontend {
+	return server.NewFrontend(server.Options{
+		Config:       cfg,
+		Workspace:    workspace,
+		Log:          log,
+		SliceBudget:  time.Duration(cfg.Discovery.MaxSliceMs) * time.Millisecond,
+		RecallBudget: time.Duration(cfg.GBrain.RecallBudgetMs) * time.Millisecond,
+		Open: func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
+			return openCatalog(ctx, cfg, log)
+		},
+	})
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("CGCAT_LOG")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func warn(w io.Writer, cfg *config.Config) {
+	for _, m := range cfg.Warnings {
+		fmt.Fprintln(w, "cgcat: warning:", m)
+	}
+}
+
+// isTerminal reports whether w is a character device (progress lines go
+// only to terminals).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,248 @@
+package meta
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFirstParagraph(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "Just text.", "Just text."},
+		{"heading then paragraph", "# T\nA para.\n\nB para.", "A para."},
+		{"setext heading", "Title\n=====\n\nBody text.", "Body text."},
+		{"setext heading after text", "Title line\n---\nBody.", "Body."},
+		{"YAML front matter", "---\ntitle: x\ndescription: y\n---\n\nAfter front matter.", "After front matter."},
+		{"TOML front matter", "+++\ntitle = 'x'\n+++\nAfter.", "After."},
+		{"rule is not front matter", "---\nText after a rule.", "Text after a rule."},
+		{"code fence", "```sh\nnpm install\n```\n\nProse.", "Prose."},
+		{"tilde fence", "~~~~\ncode\n~~~~\nProse.", "Prose."},
+		{"indented code", "    code here\n\nProse.", "Prose."},
+		{"html comment", "<!--\nmulti\nline\n-->\nProse.", "Prose."},
+		{"html block", "<div align=\"center\">\n<img\n  src=\"x.png\"\n  alt=\"logo\">\n</div>\n\nProse.", "Prose."},
+		{"html heading skipped", "<h1 align=\"center\">Name</h1>\n\nProse.", "Prose."},
+		{"html prose kept", "<h1>Name</h1>\n<p align=\"center\"><b>A tool</b> for things &amp; stuff.</p>", "A tool for things & stuff."},
+		{"table", "| a | b |\n|---|---|\n| 1 | 2 |\n\nProse.", "Prose."},
+		{"table without outer pipes", "a | b\n--|--\n1 | 2\n\nProse.", "Prose."},
+		{"link reference lines", "[ci]: https://ci\n[npm]: https://npm\n\nProse.", "Prose."},
+		{"list", "- [Install](#install)\n- [Use](#use)\n\nProse.", "Prose."},
+		{"list ends a paragraph", "Features:\n- a\n- b", "Features:"},
+		{"badges", "[![a](b)](c) ![d](e)\n<img src=x>\n\nProse.", "Prose."},
+		{"navigation", "[Docs](d) · [Blog](b) · [Chat](c)\n\nEnglish | [中文](zh.md)\n\nProse.", "Prose."},
+		{"TOC", "[TOC]\n\nProse.", "Prose."},
+		{"link row inside a paragraph", "Built on\n[React](r), [Vite](v)\nand more.", "Built on React, Vite and more."},
+		{"blockquote", "> A quoted tagline\n> over lines.\n\nProse.", "A quoted tagline over lines."},
+		{"alert", "> [!NOTE]\n> Heads up.", "Heads up."},
+		{"inline markup", "**Bold** *em* _u_ ~~s~~ `c` [t](u) [r][ref] <https://x.y> snake_case_name \\*esc\\*", "Bold em u s c t r https://x.y snake_case_name *esc*"},
+		{"reStructuredText", "Title\n#####\n\n.. note::\n\n:author: me\n\nSee `docs <https://d>`__ and ``x``.", "See docs and x."},
+		{"CJK join", "第一行\n第二行，\nthen English\n中文", "第一行第二行， then English 中文"},
+		{"no letters", "---\n***\n\n| |\n\n!!!", ""},
+		{"CRLF", "# T\r\n\r\nLine one\r\nline two\r\n", "Line one line two"},
+		{"BOM", "\uFEFFText.", "Text."},
+		{"unclosed fence", "```\nnever closed\nmore", ""},
+		{"control characters", "Te\x1b[31mxt\u202e.", "Text."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstParagraph(tt.in); got != tt.want {
+				t.Errorf("firstParagraph(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStripCredentials(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://github.com/a/b.git", "https://github.com/a/b.git"},
+		{"https://user:pass@github.com/a/b.git", "https://github.com/a/b.git"},
+		{"https://ghp_token@github.com/a/b.git", "https://github.com/a/b.git"},
+		{"https://x-access-token:tok@github.com/a/b", "https://github.com/a/b"},
+		{"https://u:pa/ss@host/a.git", "https://host/a.git"},
+		{"https://u:p?ss@host/a.git", "https://host/a.git"},
+		{"https://host/a.git?access_token=abc#frag", "https://host/a.git"},
+		{"https://host:8443/path/@scope/pkg.git", "https://host:8443/path/@scope/pkg.git"},
+		{"https://org@dev.azure.com/org/p/_git/r", "https://dev.azure.com/org/p/_git/r"},
+		{"ssh://git@host/r.git", "ssh://git@host/r.git"},
+		{"ssh://git:pw@host/r.git", "ssh://host/r.git"},
+		{"git+ssh://me@host/r", "git+ssh://me@host/r"},
+		{"git@github.com:a/b.git", "git@github.com:a/b.git"},
+		{"user:pw@host:a/b.git", "host:a/b.git"},
+		{"/srv/git/repo@2.git", "/srv/git/repo@2.git"},
+		{"../sibling", "../sibling"},
+		{"file:///srv/repo", "file:///srv/repo"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := stripCredentials(tt.in); got != tt.want {
+			t.Errorf("stripCredentials(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseHead(t *testing.T) {
+	tests := []struct {
+		in             string
+		branch, commit string
+		ok             bool
+	}{
+		{"ref: refs/heads/main\n", "main", "", true},
+		{"ref:refs/heads/a/b", "a/b", "", true},
+		{"ref: refs/remotes/origin/x", "", "", true},
+		{"ref: refs/heads/bad name", "", "", false},
+		{"ref: /etc/passwd", "", "", false},
+		{strings.Repeat("a", 40), "", strings.Repeat("a", 40), true},
+		{strings.Repeat("b", 64) + "\n", "", strings.Repeat("b", 64), true},
+		{strings.Repeat("A", 40), "", "", false},
+		{strings.Repeat("a", 39), "", "", false},
+		{"", "", "", false},
+	}
+	for _, tt := range tests {
+		b, c, ok := parseHead([]byte(tt.in))
+		if b != tt.branch || c != tt.commit || ok != tt.ok {
+			t.Errorf("parseHead(%q) = %q, %q, %v", tt.in, b, c, ok)
+		}
+	}
+}
+
+// TestProjectBudgetNeverExceeded reads random trees under random bounds and
+// checks the bytes actually read.
+func TestProjectBudgetNeverExceeded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"package.json", "go.mod", "Cargo.toml", "pyproject.toml", "setup.cfg", "pom.xml",
+		"composer.json", "settings.gradle", "build.gradle.kts", "x.gemspec", "pubspec.yaml", "a.csproj",
+		"README.md", ".git/HEAD", ".git/config", "codegraph/project.json"}
+	for i := range 50 {
+		root := t.TempDir()
+		for _, n := range names {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			p := filepath.Join(root, filepath.FromSlash(n))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(strings.Repeat("x", rng.IntN(3000))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lim := Limits{MaxBytesPerFile: 1 + rng.Int64N(2000), MaxBytesPerProject: 1 + rng.Int64N(6000)}
+		r := &reader{lim: lim}
+		if err := r.list(root); err != nil {
+			t.Fatal(err)
+		}
+		r.root = root
+		r.readHint()
+		r.readManifests()
+		r.readGit()
+		r.readReadme()
+		if r.used > lim.MaxBytesPerProject {
+			t.Fatalf("tree %d: read %d bytes, bound %+v", i, r.used, lim)
+		}
+	}
+}
+
+// Seeds for the fuzzers: one sample per manifest kind.
+var manifestSeeds = map[string]string{
+	"package.json":    `{"name":"a","description":"d","keywords":["k"]}`,
+	"Cargo.toml":      "[package]\nname = \"a\"\ndescription.workspace = true\n[workspace.package]\ndescription = \"d\"\n",
+	"pyproject.toml":  "[project]\nname = \"a\"\nkeywords = [\"k\"]\n[tool.poetry]\nname = \"b\"\n",
+	"go.mod":          "module example.com/a/v2\n",
+	"setup.cfg":       "[metadata]\nname = a\nkeywords =\n  x,\n  y\n",
+	"pom.xml":         "<project><groupId>g</groupId><artifactId>a</artifactId><name>n</name></project>",
+	"composer.json":   `{"name":"v/p"}`,
+	"a.gemspec":       "s.name = 'a'\ns.summary = %q{sum}\n",
+	"pubspec.yaml":    "name: a\ndescription: |\n  line\n",
+	"A.csproj":        "<Project><PropertyGroup><PackageId>A</PackageId><PackageTags>a;b</PackageTags></PropertyGroup></Project>",
+	"settings.gradle": "rootProject.name = 'a'\n",
+}
+
+// parsers lists every manifest parser by the file name it gets.
+var parsers = []struct {
+	file  string
+	parse parser
+}{
+	{"package.json", parsePackageJSON}, {"Cargo.toml", parseCargo}, {"pyproject.toml", parsePyproject},
+	{"go.mod", parseGoMod}, {"setup.cfg", parseSetupCfg}, {"pom.xml", parsePom},
+	{"composer.json", parsePackageJSON}, {"a.gemspec", parseGemspec}, {"pubspec.yaml", parsePubspec},
+	{"A.csproj", parseCsproj},
+	{"settings.gradle", func(_ string, b []byte) (manifest, error) { return parseGradle(b, b), nil }},
+}
+
+// FuzzManifest runs every manifest parser, without the panic guard, on any
+// body.
+func FuzzManifest(f *testing.F) {
+	for i, p := range parsers {
+		f.Add(uint8(i), []byte(manifestSeeds[p.file]))
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
+		p := parsers[int(kind)%len(parsers)]
+		m, err := p.parse(p.file, body)
+		if err != nil && (m.name != "" || m.packages != nil) {
+			t.Errorf("%s: error %v with a result %+v", p.file, err, m)
+		}
+	})
+}
+
+func FuzzReadme(f *testing.F) {
+	for _, s := range []string{"# T\n\nText.", "Title\n===\nx", "<p>a</p>", "```\n", "---\na\n---\nb", "[![a](b)](c)\n\n中文，\n段落"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := firstParagraph(s)
+		if p != Clean(p, maxReadme) {
+			t.Errorf("firstParagraph(%q) = %q is not clean", s, p)
+		}
+	})
+}
+
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{"a\x1b[31mb", "\u202ex", "中文", "\x1b]8;;u\x07t", "a  b", "\xff\u009b1m"} {
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max %= 1000
+		c := Clean(s, max)
+		if Clean(c, max) != c {
+			t.Errorf("Clean(%q, %d) = %q is not idempotent", s, max, c)
+		}
+		if c != Clean(c, 0) {
+			t.Errorf("Clean(%q, %d) = %q still needs cleaning", s, max, c)
+		}
+		if n := len([]rune(c)); max > 0 && n > max {
+			t.Errorf("Clean(%q, %d) has %d runes", s, max, n)
+		}
+		if strings.HasPrefix(c, " ") || strings.HasSuffix(c, " ") || strings.Contains(c, "  ") {
+			t.Errorf("Clean(%q) = %q: white space left", s, c)
+		}
+	})
+}
+
+func FuzzGit(f *testing.F) {
+	f.Add([]byte("ref: refs/heads/main\n"), []byte("[remote \"origin\"]\n\turl = https://u:p@h/r\n"))
+	f.Add([]byte("gitdir: /x"), []byte("[remote.origin]\nurl=\"a;b\" # c\n"))
+	f.Fuzz(func(t *testing.T, head, config []byte) {
+		parseHead(head)
+		gitdirLine(head)
+		url := gitRemote(config)
+		s := stripCredentials(url)
+		if strings.Contains(url, ":secret@") && strings.Contains(s, "secret") {
+			t.Errorf("stripCredentials(%q) = %q", url, s)
+		}
+	})
+}
+
+func FuzzHint(f *testing.F) {
+	f.Add([]byte(`{"name":"a","aliases":["b"],"tags":[],"related":["c"],"run":"x"}`))
+	f.Add([]byte(`  {}  `))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := parseHint(b)
+		if err != nil && fmt.Sprint(h) != fmt.Sprint(hintFile{}) {
+			t.Errorf("error %v with a result %+v", err, h)
+		}
+	})
+}

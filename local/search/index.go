@@ -1,0 +1,561 @@
+// Package search is the catalog's in-memory lexical index over project
+// metadata (R16): exact-match tiers for package name, alias and project
+// name, then a hand-written BM25F over the metadata fields, with camelCase /
+// snake / kebab splitting, light English stemming and CJK bigrams.
+//
+// It owns tokenisation, ranking, tie order and the short reasons attached to
+// each hit. It must never do I/O, read files, call GBrain, or decide sharing:
+// the caller passes a keep filter with every Search and List, and a document
+// the filter rejects never appears and never shapes a reason. (It does count
+// in corpus statistics — document frequencies and average field lengths — so
+// it can nudge the scores of visible hits; nothing else of it is observable.)
+//
+// Reasons are built only from the query's own words and fixed field names,
+// never from document text, so they are safe to show to an agent as data.
+package search
+
+import (
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Doc is one project's searchable metadata.
+type Doc struct {
+	ID          string // opaque project id; empty ids are ignored
+	SortKey     string // stable order for listings and ties (e.g. lowercased name + root)
+	Name        string
+	Aliases     []string
+	Packages    []string // e.g. "@company/order-sdk", "github.com/acme/orders", "org.acme:orders-core"
+	Keywords    []string
+	Tags        []string
+	Description string
+	Readme      string
+	Path        string // the root path; its segments are a low-weight field
+}
+
+// Tier says why a hit ranks where it does. Lower tiers always rank first.
+type Tier int
+
+const (
+	TierPackage Tier = iota // the query is a package name (full, or unscoped / last segment / artifact id)
+	TierAlias               // the query is an alias
+	TierName                // the query is the project name
+	TierLexical             // BM25F relevance only
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierPackage:
+		return "package"
+	case TierAlias:
+		return "alias"
+	case TierName:
+		return "name"
+	case TierLexical:
+		return "lexical"
+	}
+	return "unknown"
+}
+
+// Hit is one search result. Score never increases down a result list: it
+// is the exact-match band (an integer, 0 for lexical hits) plus the lexical
+// relevance squashed into [0,1). Scores compare only within one Search call.
+// Reasons are at most three short phrases; treat the slice as read-only.
+type Hit struct {
+	ID      string
+	Score   float64
+	Tier    Tier
+	Reasons []string
+}
+
+type field uint8
+
+const (
+	fName field = iota
+	fAlias
+	fPackage
+	fKeyword
+	fTag
+	fDescription
+	fReadme
+	fPath
+	numFields
+)
+
+// BM25F parameters. Names, packages and aliases are what people search by;
+// keywords, tags and the description say what a project is; a README
+// paragraph and path segments are noisy, so they only break near-ties.
+// Short list-like fields get little length normalisation (b): a project with
+// five keywords is not less about each of them than one with two.
+var (
+	fieldWeight = [numFields]float64{fName: 5, fAlias: 4, fPackage: 4, fKeyword: 2, fTag: 2, fDescription: 1.5, fReadme: 0.5, fPath: 0.5}
+	fieldB      = [numFields]float64{fName: 0.3, fAlias: 0.3, fPackage: 0.3, fKeyword: 0.5, fTag: 0.5, fDescription: 0.75, fReadme: 0.75, fPath: 0.3}
+)
+
+const k1 = 1.2
+
+// posting is one document's occurrence of a term: its slot and the term
+// frequency in each field, four bits per field (saturating at 15 — BM25's
+// saturation makes higher counts nearly irrelevant). 8 bytes, so 10k
+// documents fit in a few megabytes.
+type posting struct {
+	slot uint32
+	tfs  uint32
+}
+
+type termEntry struct {
+	text string
+	post []posting // sorted by slot, so a Put or Delete finds its entry by binary search
+}
+
+type docEntry struct {
+	id, sortKey string
+	live        bool
+	name        string   // lowerFold form, for literal exact matches
+	aliases     []string // lowerFold
+	packages    []string // lowerFold
+	terms       []uint32 // sorted term ids, to remove postings without re-tokenising
+}
+
+type exactKind uint8
+
+const (
+	exPkg     exactKind = iota // normalised full package name
+	exPkgPart                  // normalised partial form (unscoped, last path segment, artifact id)
+	exAlias
+	exName
+	numExact
+)
+
+// Index is safe for concurrent use: Search, List and Len share a read lock;
+// Put and Delete take the write lock and change only what the document
+// touches.
+type Index struct {
+	mu     sync.RWMutex
+	byID   map[string]uint32
+	docs   []docEntry
+	flen   [][numFields]uint16 // per slot: tokens per field (dense: read on every posting)
+	free   []uint32            // dead slots to reuse
+	live   int
+	sumLen [numFields]uint64
+
+	dict      map[string]uint32
+	terms     []termEntry
+	freeTerms []uint32
+
+	exact [numExact]map[string][]uint32
+
+	// The listing order is kept lazily: writers record which slots changed,
+	// the next reader merges just those in (under orderMu, since readers only
+	// hold the read lock).
+	orderMu      sync.Mutex
+	orderPending []uint32
+	order        []uint32 // live slots by (sortKey, id)
+	rank         []uint32 // slot → position in order
+}
+
+// New returns an empty index.
+func New() *Index {
+	ix := &Index{byID: map[string]uint32{}, dict: map[string]uint32{}}
+	for k := range ix.exact {
+		ix.exact[k] = map[string][]uint32{}
+	}
+	return ix
+}
+
+// Len is the number of documents in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.live
+}
+
+// builder tokenises one document outside the index lock.
+type builder struct {
+	tok   tokenizer
+	emit  emitFunc
+	f     field
+	pos   map[string]int32
+	terms []string
+	tfs   []uint32
+	flen  [numFields]uint16
+	pairs []idTF
+}
+
+type idTF struct{ id, tfs uint32 }
+
+var builderPool = sync.Pool{New: func() any {
+	b := &builder{pos: map[string]int32{}}
+	b.emit = b.onTerm
+	return b
+}}
+
+func (b *builder) onTerm(kind tokKind, term []byte, _, _, _ int) {
+	if kind != kindJoined && b.flen[b.f] < 0xFFFF {
+		b.flen[b.f]++
+	}
+	i, ok := b.pos[string(term)]
+	if !ok {
+		i = int32(len(b.terms))
+		t := string(term)
+		b.pos[t] = i
+		b.terms = append(b.terms, t)
+		b.tfs = append(b.tfs, 0)
+	}
+	sh := uint(b.f) * 4
+	if (b.tfs[i]>>sh)&15 < 15 {
+		b.tfs[i] += 1 << sh
+	}
+}
+
+func (b *builder) add(f field, s string) {
+	b.f = f
+	b.tok.tokenize(s, b.emit)
+}
+
+func (b *builder) build(d *Doc) {
+	clear(b.pos)
+	b.terms, b.tfs, b.flen = b.terms[:0], b.tfs[:0], [numFields]uint16{}
+	b.add(fName, d.Name)
+	for _, s := range d.Aliases {
+		b.add(fAlias, s)
+	}
+	for _, s := range d.Packages {
+		b.add(fPackage, s)
+	}
+	for _, s := range d.Keywords {
+		b.add(fKeyword, s)
+	}
+	for _, s := range d.Tags {
+		b.add(fTag, s)
+	}
+	b.add(fDescription, d.Description)
+	b.add(fReadme, d.Readme)
+	b.add(fPath, d.Path)
+}
+
+func lowerAll(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if l := lowerFold(s); l != "" && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Put adds d, or replaces the document with the same ID. Only the postings
+// whose terms changed are touched.
+func (ix *Index) Put(d Doc) {
+	if d.ID == "" {
+		return
+	}
+	b := builderPool.Get().(*builder)
+	defer builderPool.Put(b)
+	b.build(&d)
+	entry := docEntry{
+		id: d.ID, sortKey: d.SortKey, live: true,
+		name:     lowerFold(d.Name),
+		aliases:  lowerAll(d.Aliases),
+		packages: lowerAll(d.Packages),
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, exists := ix.byID[d.ID]
+	var old []uint32
+	if exists {
+		e := &ix.docs[slot]
+		old = e.terms
+		ix.indexExact(slot, false)
+		ix.addLens(slot, -1)
+		if e.sortKey != d.SortKey {
+			ix.orderPending = append(ix.orderPending, slot)
+		}
+	} else {
+		slot = ix.allocSlot()
+		ix.byID[d.ID] = slot
+		ix.live++
+		ix.orderPending = append(ix.orderPending, slot)
+	}
+
+	pairs := b.pairs[:0]
+	for i, t := range b.terms {
+		pairs = append(pairs, idTF{ix.termID(t), b.tfs[i]})
+	}
+	slices.SortFunc(pairs, func(a, b idTF) int { return int(a.id) - int(b.id) })
+	b.pairs = pairs
+
+	ids := make([]uint32, len(pairs))
+	i, j := 0, 0
+	for i < len(old) || j < len(pairs) {
+		switch {
+		case j == len(pairs) || (i < len(old) && old[i] < pairs[j].id):
+			ix.removePosting(old[i], slot)
+			i++
+		case i == len(old) || pairs[j].id < old[i]:
+			ix.setPosting(pairs[j].id, slot, pairs[j].tfs)
+			ids[j] = pairs[j].id
+			j++
+		default:
+			ix.setPosting(pairs[j].id, slot, pairs[j].tfs)
+			ids[j] = pairs[j].id
+			i++
+			j++
+		}
+	}
+	entry.terms = ids
+	ix.docs[slot] = entry
+	ix.flen[slot] = b.flen
+	ix.addLens(slot, 1)
+	ix.indexExact(slot, true)
+}
+
+// Delete removes the document with this id, if present.
+func (ix *Index) Delete(id string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.byID[id]
+	if !ok {
+		return
+	}
+	for _, t := range ix.docs[slot].terms {
+		ix.removePosting(t, slot)
+	}
+	ix.indexExact(slot, false)
+	ix.addLens(slot, -1)
+	ix.docs[slot] = docEntry{}
+	ix.flen[slot] = [numFields]uint16{}
+	delete(ix.byID, id)
+	ix.free = append(ix.free, slot)
+	ix.live--
+	ix.orderPending = append(ix.orderPending, slot)
+}
+
+func (ix *Index) allocSlot() uint32 {
+	if n := len(ix.free); n > 0 {
+		s := ix.free[n-1]
+		ix.free = ix.free[:n-1]
+		return s
+	}
+	ix.docs = append(ix.docs, docEntry{})
+	ix.flen = append(ix.flen, [numFields]uint16{})
+	return uint32(len(ix.docs) - 1)
+}
+
+func (ix *Index) addLens(slot uint32, sign int) {
+	for f, n := range ix.flen[slot] {
+		if sign > 0 {
+			ix.sumLen[f] += uint64(n)
+		} else {
+			ix.sumLen[f] -= uint64(n)
+		}
+	}
+}
+
+func (ix *Index) termID(t string) uint32 {
+	if id, ok := ix.dict[t]; ok {
+		return id
+	}
+	var id uint32
+	if n := len(ix.freeTerms); n > 0 {
+		id = ix.freeTerms[n-1]
+		ix.freeTerms = ix.freeTerms[:n-1]
+		ix.terms[id] = termEntry{text: t}
+	} else {
+		id = uint32(len(ix.terms))
+		ix.terms = append(ix.terms, termEntry{text: t})
+	}
+	ix.dict[t] = id
+	return id
+}
+
+func searchSlot(post []posting, slot uint32) (int, bool) {
+	return slices.BinarySearchFunc(post, slot, func(p posting, s uint32) int {
+		switch {
+		case p.slot < s:
+			return -1
+		case p.slot > s:
+			return 1
+		}
+		return 0
+	})
+}
+
+// setPosting inserts or updates slot's posting for term id.
+func (ix *Index) setPosting(id, slot, tfs uint32) {
+	te := &ix.terms[id]
+	if n := len(te.post); n == 0 || te.post[n-1].slot < slot { // bulk loads append
+		te.post = append(te.post, posting{slot, tfs})
+		return
+	}
+	i, found := searchSlot(te.post, slot)
+	if found {
+		te.post[i].tfs = tfs
+		return
+	}
+	te.post = slices.Insert(te.post, i, posting{slot, tfs})
+}
+
+func (ix *Index) removePosting(id, slot uint32) {
+	te := &ix.terms[id]
+	i, found := searchSlot(te.post, slot)
+	if !found {
+		return
+	}
+	te.post = slices.Delete(te.post, i, i+1)
+	if len(te.post) == 0 {
+		// Recycle the term so that churn does not grow the dictionary.
+		delete(ix.dict, te.text)
+		*te = termEntry{}
+		ix.freeTerms = append(ix.freeTerms, id)
+	} else if cap(te.post) > 64 && len(te.post) < cap(te.post)/4 {
+		te.post = slices.Clip(slices.Clone(te.post))
+	}
+}
+
+// partialForm is a shorter spelling by which people name a package.
+type partialForm struct {
+	form  string
+	label string // how it was derived, for the reason text
+}
+
+// partialForms derives the short names of a (lowercased) package name:
+// "@scope/name" → "name"; Maven "group:artifact[:version]" → "artifact";
+// a module path "host/org/name[/vN]" → "name".
+func partialForms(p string) []partialForm {
+	var form, label string
+	switch {
+	case strings.HasPrefix(p, "@") && strings.Contains(p, "/"):
+		form, label = p[strings.IndexByte(p, '/')+1:], "without scope"
+	case strings.Contains(p, ":") && !strings.Contains(p, "/"):
+		form = p[strings.IndexByte(p, ':')+1:]
+		if i := strings.IndexByte(form, ':'); i >= 0 {
+			form = form[:i]
+		}
+		label = "artifact id"
+	case strings.Contains(p, "/"):
+		segs := strings.Split(strings.TrimRight(p, "/"), "/")
+		form = segs[len(segs)-1]
+		if len(segs) > 1 && isMajorVersion(form) {
+			form = segs[len(segs)-2]
+		}
+		label = "last path segment"
+	}
+	if form == "" || form == p || normalize(form) == "" {
+		return nil
+	}
+	return []partialForm{{form, label}}
+}
+
+// isMajorVersion reports a Go major-version suffix such as "v2".
+func isMajorVersion(s string) bool {
+	if len(s) < 2 || s[0] != 'v' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// indexExact adds (or removes) slot under the normalised keys of its name,
+// aliases and packages.
+func (ix *Index) indexExact(slot uint32, add bool) {
+	e := &ix.docs[slot]
+	put := func(k exactKind, s string) {
+		key := normalize(s)
+		if key == "" {
+			return
+		}
+		m := ix.exact[k]
+		list := m[key]
+		i := slices.Index(list, slot)
+		switch {
+		case add && i < 0:
+			m[key] = append(list, slot)
+		case !add && i >= 0:
+			if list = slices.Delete(list, i, i+1); len(list) == 0 {
+				delete(m, key)
+			} else {
+				m[key] = list
+			}
+		}
+	}
+	put(exName, e.name)
+	for _, a := range e.aliases {
+		put(exAlias, a)
+	}
+	for _, p := range e.packages {
+		put(exPkg, p)
+		for _, pf := range partialForms(p) {
+			put(exPkgPart, pf.form)
+		}
+	}
+}
+
+// ensureOrder returns the live slots in (sortKey, id) order and each slot's
+// rank in it, merging in the slots changed since the last call. Callers hold
+// the read lock.
+func (ix *Index) ensureOrder() (order, rank []uint32) {
+	ix.orderMu.Lock()
+	defer ix.orderMu.Unlock()
+	if len(ix.orderPending) == 0 && len(ix.rank) == len(ix.docs) {
+		return ix.order, ix.rank
+	}
+	less := func(a, b uint32) int {
+		da, db := &ix.docs[a], &ix.docs[b]
+		if c := strings.Compare(da.sortKey, db.sortKey); c != 0 {
+			return c
+		}
+		return strings.Compare(da.id, db.id)
+	}
+	changed := make([]bool, len(ix.docs))
+	var add []uint32
+	for _, s := range ix.orderPending {
+		if !changed[s] {
+			changed[s] = true
+			if ix.docs[s].live {
+				add = append(add, s)
+			}
+		}
+	}
+	slices.SortFunc(add, less)
+	merged := make([]uint32, 0, ix.live)
+	i := 0
+	for _, s := range ix.order {
+		if changed[s] {
+			continue
+		}
+		for i < len(add) && less(add[i], s) < 0 {
+			merged = append(merged, add[i])
+			i++
+		}
+		merged = append(merged, s)
+	}
+	merged = append(merged, add[i:]...)
+	rank = make([]uint32, len(ix.docs))
+	for r, s := range merged {
+		rank[s] = uint32(r)
+	}
+	ix.order, ix.rank, ix.orderPending = merged, rank, ix.orderPending[:0]
+	return ix.order, ix.rank
+}
+
+// List returns the ids of all documents keep accepts (nil keeps all), in
+// stable order: SortKey, then ID.
+func (ix *Index) List(keep func(id string) bool) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	order, _ := ix.ensureOrder()
+	out := make([]string, 0, len(order))
+	for _, s := range order {
+		if id := ix.docs[s].id; keep == nil || keep(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}

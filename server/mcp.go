@@ -1,0 +1,95 @@
+// Package server is cgcat's face to agents: the MCP stdio server with
+// exactly two tools, local_codegraph_projects and local_codegraph_resolve
+// (R15–R23), their schemas, the answer envelope, its text rendering,
+// cursors and status mapping.
+//
+// It answers from the in-memory catalog (package local/catalog) and must
+// not touch LevelDB or GBrain directly; it never proxies code queries.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// Tool names. They never change with the catalog.
+const (
+	ToolProjects = "local_codegraph_projects"
+	ToolResolve  = "local_codegraph_resolve"
+)
+
+const projectsDescription = `Find local code projects that already have a CodeGraph index, by package name, project name, alias or description words (it matches catalog metadata, not code). Returns each project's absolute projectPath: pass it unchanged as projectPath to the native CodeGraph tool codegraph_explore to read that project's code. Use when you need code knowledge from a repository other than the current one (an SDK, a service, a shared library). Results are the top matches, not a complete list; availability/indexState say what was checked just now.`
+
+const resolveDescription = `Get the current path and state of a project from its projectId (from an earlier answer, an old session or a GBrain card). Returns the same record and handoff as local_codegraph_projects, or unknown_project / record_changed / missing / not_available. Takes an id, never a path.`
+
+// Tools returns the two tool definitions. openWorld is true only when GBrain
+// is on (the only network we may touch).
+func Tools(openWorld bool) []mcp.Tool {
+	annotate := func(title string) mcp.ToolOption {
+		return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+			Title:           title,
+			ReadOnlyHint:    mcp.ToBoolPtr(true),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(openWorld),
+		})
+	}
+	return []mcp.Tool{
+		mcp.NewTool(ToolProjects,
+			mcp.WithDescription(projectsDescription),
+			mcp.WithRawInputSchema(json.RawMessage(inputSchemaProjects)),
+			mcp.WithRawOutputSchema(json.RawMessage(outputSchema)),
+			annotate("Find local CodeGraph projects"),
+		),
+		mcp.NewTool(ToolResolve,
+			mcp.WithDescription(resolveDescription),
+			mcp.WithRawInputSchema(json.RawMessage(inputSchemaResolve)),
+			mcp.WithRawOutputSchema(json.RawMessage(outputSchema)),
+			annotate("Resolve a CodeGraph project id"),
+		),
+	}
+}
+
+// New builds the MCP server over a frontend.
+func New(f *Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver.MCPServer {
+	opts = append([]mcpserver.ServerOption{
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions("Use local_codegraph_projects to find other local projects that have a CodeGraph index, then pass the returned absolute projectPath unchanged to the native codegraph_explore. Resolve old projectIds with local_codegraph_resolve. This server only finds projects; code facts come from CodeGraph."),
+	}, opts...)
+	s := mcpserver.NewMCPServer("cgcat", version, opts...)
+	tools := Tools(f.opt.Config.GBrain.Enabled)
+	s.AddTool(tools[0], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := ParseProjectsArgs(req.GetArguments())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return result(f.Projects(ctx, a))
+	})
+	s.AddTool(tools[1], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := ParseResolveArgs(req.GetArguments())
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return result(f.Resolve(ctx, a))
+	})
+	return s
+}
+
+// result maps an answer to a tool result. An internal fault is an explicit
+// tool error that says retrying will not help (R22).
+func result(e *Envelope, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		msg := fmt.Sprintf("cgcat could not answer: %v. Retrying will not help until this is fixed; run `cgcat doctor` for a diagnosis.", err)
+		if errors.Is(err, context.Canceled) {
+			msg = "the call was cancelled"
+		}
+		return mcp.NewToolResultError(msg), nil
+	}
+	return mcp.NewToolResultStructured(e, Text(e)), nil
+}

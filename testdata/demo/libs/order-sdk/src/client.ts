@@ -1,0 +1,3 @@
+export class OrdersClient {
+  createOrder(sku: string) { return { sku }; }
+}

@@ -1,0 +1,3 @@
+module github.com/company/payments
+
+go 1.22

@@ -1,0 +1,1 @@
+exports.score = function score(payment) { return 0; };
