@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,6 +59,15 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 // the default place is not an error: the result has no roots and every tool
 // answers setup_required (R3).
 func (g *globalOptions) loadConfig() (*config.Config, error) {
+	if g.dataDir != "" {
+		// A flag is relative to where the user stands; a config file's
+		// paths must be absolute (R1).
+		abs, err := filepath.Abs(g.dataDir)
+		if err != nil {
+			return nil, err
+		}
+		g.dataDir = abs
+	}
 	if len(g.roots) > 0 {
 		dd := g.dataDir
 		if dd == "" {
