@@ -446,6 +446,13 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	for _, p := range recheck {
 		v := Probe(p.Root)
 		avail, state, why := v.Availability, v.IndexState, v.Why
+		if r := s.rootOf(p.Root); r != "" && avail == local.Missing {
+			if _, err := os.Stat(r); err != nil {
+				// The whole root is gone: an offline volume is not a
+				// deleted project (R13).
+				avail, state, why = local.Inaccessible, local.MarkerUnknown, "its discovery root "+r+" is not reachable (offline volume?)"
+			}
+		}
 		if v.Project {
 			// Present but unseen: it lies in a part the walk did not reach
 			// (depth, exclusion, a gap). Its record stays as it is.
@@ -477,6 +484,16 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	}
 	st.Queued = 0
 	return nil
+}
+
+// rootOf returns the discovery root that holds p ("" if none).
+func (s *Scanner) rootOf(p string) string {
+	for _, r := range s.opt.Roots {
+		if pathid.Within(r, p) {
+			return r
+		}
+	}
+	return ""
 }
 
 func (s *Scanner) underRoots(p string) bool {
@@ -554,6 +571,9 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 	}
 	f, err := os.Open(it.Path)
 	if err != nil {
+		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &Gap{Path: it.Path, Why: "discovery root is not reachable (an offline volume, or removed?)"}
+		}
 		return nil, nil, gapFor(it.Path, err)
 	}
 	entries, err := f.ReadDir(-1)

@@ -1,0 +1,157 @@
+package scan
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/cgcat/cgcat/local"
+)
+
+// runUnprivileged re-runs the calling test as user nobody when the tests run
+// as root (root reads any directory, so permission denied cannot be shown
+// otherwise). It reports whether the caller should return (the child ran).
+func runUnprivileged(t *testing.T) bool {
+	if os.Geteuid() != 0 || os.Getenv("CGCAT_UNPRIVILEGED") == "1" {
+		return false
+	}
+	dir, err := os.MkdirTemp("", "cgcat-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "scan.test")
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	dst.Close()
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "CGCAT_UNPRIVILEGED=1", "HOME="+dir, "TMPDIR=/tmp")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("unprivileged run failed: %v\n%s", err, out)
+	}
+	if !slices.Contains(splitLines(string(out)), "--- PASS: "+t.Name()) && !containsPass(string(out), t.Name()) {
+		t.Fatalf("unprivileged run did not pass:\n%s", out)
+	}
+	return true
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := range s {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func containsPass(out, name string) bool {
+	for _, l := range splitLines(out) {
+		if len(l) > 0 && (l == "--- PASS: "+name || len(l) > len("--- PASS: "+name) && l[:len("--- PASS: "+name)] == "--- PASS: "+name) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUnreadableDirectoryIsAGap: a directory we may not read is a coverage
+// gap, never "all gone": a project seen before inside it stays, marked
+// inaccessible only by a direct re-check.
+func TestUnreadableDirectoryIsAGap(t *testing.T) {
+	if runUnprivileged(t) {
+		return
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("cannot drop privileges here")
+	}
+	root := canon(t, t.TempDir())
+	mkProject(t, filepath.Join(root, "open", "p"))
+	mkProject(t, filepath.Join(root, "locked", "q"))
+	st := newStore(t)
+	first := scanAll(t, st, testOptions(root))
+	if len(presentRoots(first)) != 2 {
+		t.Fatalf("want 2 projects first, got %v", presentRoots(first))
+	}
+	locked := filepath.Join(root, "locked")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o755)
+	after := scanAll(t, st, testOptions(root))
+	q := after[filepath.Join(locked, "q")]
+	if q == nil || q.ID != first[filepath.Join(locked, "q")].ID {
+		t.Fatalf("record under an unreadable directory must be kept: %+v", q)
+	}
+	if q.Availability != local.Inaccessible || q.Why == "" {
+		t.Fatalf("want inaccessible with a reason, got %s %q", q.Availability, q.Why)
+	}
+	if p := after[filepath.Join(root, "open", "p")]; p.Availability != local.Present {
+		t.Fatalf("readable project changed: %+v", p)
+	}
+	s := readStateT(t, st)
+	if s.Coverage != CoveragePartial || s.GapCount != 1 || s.Gaps[0].Path != locked || s.Gaps[0].Why != "permission denied" {
+		t.Fatalf("want one permission gap recorded, got %+v", s)
+	}
+	// Readable again: the gap closes and the project is present again, same id.
+	if err := os.Chmod(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	again := scanAll(t, st, testOptions(root))
+	if q2 := again[filepath.Join(locked, "q")]; q2.Availability != local.Present || q2.ID != q.ID {
+		t.Fatalf("after access returns: %+v", q2)
+	}
+	if s := readStateT(t, st); s.Coverage != CoverageComplete || s.GapCount != 0 {
+		t.Fatalf("coverage should be complete again: %+v", s)
+	}
+}
+
+// TestVanishedRootIsAGap: a root that is gone (an unplugged volume) leaves
+// the catalog as it was, with the gap recorded.
+func TestVanishedRootIsAGap(t *testing.T) {
+	base := canon(t, t.TempDir())
+	vol := filepath.Join(base, "volume")
+	mkProject(t, filepath.Join(vol, "p"))
+	st := newStore(t)
+	first := scanAll(t, st, testOptions(vol))
+	if len(first) != 1 {
+		t.Fatal("want 1 project")
+	}
+	if err := os.Rename(vol, vol+"-unplugged"); err != nil {
+		t.Fatal(err)
+	}
+	after := scanAll(t, st, testOptions(vol))
+	p := after[filepath.Join(vol, "p")]
+	if p == nil || p.ID != first[filepath.Join(vol, "p")].ID {
+		t.Fatalf("record must be kept: %+v", p)
+	}
+	// The whole root is gone: an offline volume, recorded as inaccessible,
+	// not as a deleted project, and never deleted.
+	if p.Availability != local.Inaccessible || p.Why == "" {
+		t.Fatalf("want inaccessible (offline root) after a direct re-check, got %s %q", p.Availability, p.Why)
+	}
+	if s := readStateT(t, st); s.Coverage != CoveragePartial || s.GapCount == 0 {
+		t.Fatalf("an unreachable root must be a coverage gap: %+v", s)
+	}
+}
