@@ -26,13 +26,17 @@ func (r *reader) readGit() {
 		}
 		return
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		r.problem(".git", err)
-		return
+	isDir := r.entries[".git"] != nil && r.entries[".git"].IsDir()
+	if !isDir {
+		fi, err := os.Stat(p)
+		if err != nil {
+			r.problem(".git", err)
+			return
+		}
+		isDir = fi.IsDir()
 	}
 	gitDir := p
-	if !fi.IsDir() {
+	if !isDir {
 		// "gitdir: <path>", relative to the root: a linked worktree, a
 		// submodule or a separate git dir.
 		b, ok := r.read(p, ".git", false)
@@ -76,7 +80,7 @@ func (r *reader) readGit() {
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
 		}
-		if c, err = filepath.EvalSymlinks(c); err != nil || underCodegraph(c) {
+		if c, err = pathid.Canonical(c); err != nil || underCodegraph(c) {
 			r.problemf("git commondir: cannot be resolved")
 			return
 		}
@@ -85,7 +89,7 @@ func (r *reader) readGit() {
 		if Clean(c, maxPath) == c {
 			g.CommonDir = c
 		} else {
-			r.problemf("git commondir: path holds control characters, not kept")
+			r.problemf("git commondir: path would not survive cleaning, not kept")
 		}
 	}
 	if b, ok := r.gitFile(configDir, "config"); ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/pathid"
 )
 
 func TestReadGitFiles(t *testing.T) {
@@ -125,7 +126,7 @@ func TestReadGitWorktree(t *testing.T) {
 	}
 
 	m = read(t, wt, meta.Limits{})
-	common, err := filepath.EvalSymlinks(filepath.Join(main, ".git"))
+	common, err := pathid.Canonical(filepath.Join(main, ".git"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,17 +64,12 @@ func Read(root string, lim Limits) local.Metadata {
 	if lim.MaxBytesPerProject <= 0 {
 		lim.MaxBytesPerProject = DefaultMaxBytesPerProject
 	}
-	r := &reader{lim: lim}
-	base := filepath.Base(root)
-	canon, err := filepath.EvalSymlinks(root)
-	if err == nil {
-		err = r.list(canon)
-	}
-	if err != nil {
+	r := &reader{root: filepath.Clean(root), lim: lim}
+	base := filepath.Base(r.root)
+	if err := r.list(r.root); err != nil {
 		r.problem("root", err)
 		return r.finish(base)
 	}
-	r.root = canon
 	// Order matters once the project budget runs short: the hint file and
 	// manifests are worth most, the README can make do with a prefix.
 	r.readHint()
@@ -86,7 +81,8 @@ func Read(root string, lim Limits) local.Metadata {
 
 // reader holds one Read's state.
 type reader struct {
-	root     string // canonical
+	root     string // as given, canonical if the caller kept to the contract
+	canon    string // root with symlinks resolved, once a symlink needs it
 	lim      Limits
 	used     int64 // bytes read so far
 	spent    bool  // project budget exhausted: nothing more is read
@@ -153,21 +149,28 @@ var (
 
 // resolve returns the path of rel (slash-separated, below the root) with
 // every symlink resolved, and fails if that path leaves the root or enters a
-// .codegraph directory.
+// .codegraph directory. The root listing already knows the type of the
+// first element; only deeper ones cost an lstat.
 func (r *reader) resolve(rel string) (string, error) {
 	cur := r.root
-	for part := range strings.SplitSeq(rel, "/") {
+	for i, part := range strings.Split(rel, "/") {
 		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return "", err
+		var mode fs.FileMode
+		if e, ok := r.entries[part]; ok && i == 0 {
+			mode = e.Type()
+		} else {
+			fi, err := os.Lstat(cur)
+			if err != nil {
+				return "", err
+			}
+			mode = fi.Mode()
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
+		if mode&fs.ModeSymlink != 0 {
 			t, err := filepath.EvalSymlinks(cur)
 			if err != nil {
 				return "", err
 			}
-			if !pathid.Within(r.root, t) {
+			if !pathid.Within(r.canonical(), t) {
 				return "", errOutside
 			}
 			cur = t
@@ -177,6 +180,18 @@ func (r *reader) resolve(rel string) (string, error) {
 		return "", errCodegraph
 	}
 	return cur, nil
+}
+
+// canonical returns the root with symlinks resolved, computed only when a
+// symlink has to be checked against it.
+func (r *reader) canonical() string {
+	if r.canon == "" {
+		r.canon = r.root
+		if c, err := filepath.EvalSymlinks(r.root); err == nil {
+			r.canon = c
+		}
+	}
+	return r.canon
 }
 
 func underCodegraph(p string) bool {

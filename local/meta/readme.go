@@ -68,7 +68,7 @@ func firstParagraph(s string) string {
 		if len(para) == 0 {
 			return ""
 		}
-		p := stripInline(joinLines(para))
+		p := stripInline(prefix(joinLines(para), maxParaBytes))
 		para = para[:0]
 		if !strings.ContainsFunc(p, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			return ""
@@ -76,7 +76,7 @@ func firstParagraph(s string) string {
 		return Clean(p, maxReadme)
 	}
 	for ; i < len(lines); i++ {
-		line := strings.TrimRight(lines[i], " \t\r")
+		line := prefix(strings.TrimRight(lines[i], " \t\r"), maxLineBytes)
 		t := strings.TrimSpace(line)
 		q := strings.TrimSpace(strings.TrimLeft(t, "> ")) // inside a blockquote
 		switch {
@@ -139,6 +139,25 @@ func htmlText(q string) string {
 		return ""
 	}
 	return txt
+}
+
+// Markup is stripped with regular expressions, linear but not cheap on
+// long adversarial lines; a paragraph of maxReadme runes never needs more
+// than this much source.
+const (
+	maxLineBytes = 2048
+	maxParaBytes = 4096
+)
+
+// prefix returns at most n bytes of s, cut on a rune boundary.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // skipLine reports lines that never belong to a paragraph. t is line
@@ -218,11 +237,20 @@ func skipFrontMatter(lines []string) int {
 // isAdornment reports a line of one punctuation character repeated (at
 // least three): a setext or reStructuredText underline, or a rule.
 func isAdornment(t string) bool {
-	t = strings.ReplaceAll(t, " ", "")
 	if len(t) < 3 || !strings.ContainsRune("=-~*_^\"'`#+:.<>", rune(t[0])) {
 		return false
 	}
-	return strings.Trim(t, t[:1]) == ""
+	n := 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case t[0]:
+			n++
+		case ' ':
+		default:
+			return false
+		}
+	}
+	return n >= 3
 }
 
 // joinLines joins a paragraph's lines with spaces, except between two CJK

@@ -171,6 +171,11 @@ type Scanner struct {
 	now   func() time.Time
 	// Progress, when set, is called after every committed slice.
 	Progress func(State)
+
+	// The lease holder's copy of the persisted state and queue (nil until
+	// loaded); only this process writes them while it holds the lease.
+	state State
+	stack []item
 }
 
 // LeasePath is the scan lease file in a data dir.
@@ -285,45 +290,33 @@ type found struct {
 	meta local.Metadata
 }
 
-// slice reads up to n queued directories (and their children, breadth
+// slice reads up to n directories from the queue (and their children, depth
 // first, in memory) until the deadline, then commits in one batch: consumed
 // queue entries removed, unread ones queued, projects upserted.
+//
+// The queue is a stack: depth-first keeps it to about depth × fan-out
+// entries instead of a whole tree level, so a slice writes little. The
+// holder of the lease keeps it in memory between slices and reads the store
+// only when it starts (or after a failed commit).
 func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResult, error) {
 	var res sliceResult
-	var seeds []item
-	var st State
-	err := s.st.View(ctx, func(r *store.Reader) error {
-		var err error
-		if st, err = ReadState(r); err != nil {
-			return err
+	if s.stack == nil {
+		if err := s.load(ctx); err != nil {
+			return res, err
 		}
-		if !st.PassRunning || st.ConfigKey != s.opt.key() {
-			return nil // a new pass starts in the commit below
-		}
-		return r.Scan(prefixQueue, func(k string, v []byte) bool {
-			var it item
-			if json.Unmarshal(v, &it) == nil {
-				it.key = k
-				seeds = append(seeds, it)
-			} else {
-				seeds = append(seeds, item{key: k}) // drop a damaged entry
-			}
-			return len(seeds) < n
-		})
-	})
-	if err != nil {
-		return res, err
 	}
-	newPass := !st.PassRunning || st.ConfigKey != s.opt.key()
+	newPass := !s.state.PassRunning || s.state.ConfigKey != s.opt.key()
+	stack := s.stack
 	if newPass {
-		seeds = nil
-		for _, root := range s.opt.Roots {
-			seeds = append(seeds, item{Path: root})
+		stack = nil
+		for i := len(s.opt.Roots) - 1; i >= 0; i-- {
+			stack = append(stack, item{Path: s.opt.Roots[i]})
 		}
 	}
-	w := s.walk(ctx, seeds, n, until)
+	w := s.walk(ctx, stack, n, until)
 
-	err = s.st.Update(ctx, func(tx *store.Tx) error {
+	var next State
+	err := s.st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
 			return err
 		}
@@ -343,31 +336,29 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 			cur.PassStarted = s.now()
 			cur.PassDirs, cur.PassProjects, cur.PassGaps, cur.PassGapCount = 0, 0, nil, 0
 			cur.ConfigKey = s.opt.key()
-			cur.Queued = 0
 		}
 		for _, it := range w.consumed {
 			if it.key != "" {
 				tx.Delete(it.key)
-				cur.Queued--
 			}
 		}
+		// Unread items keep their keys; new ones get higher sequence numbers
+		// in stack order, so a reload rebuilds the same stack.
 		seq := readSeq(tx)
-		for _, it := range w.pending {
-			if it.key != "" {
-				continue // still queued under its old key
+		for i := range w.pending {
+			if w.pending[i].key != "" {
+				continue
 			}
-			v, _ := json.Marshal(it)
-			tx.Put(prefixQueue+string(be64(seq)), v)
+			v, _ := json.Marshal(w.pending[i])
+			w.pending[i].key = prefixQueue + string(be64(seq))
+			tx.Put(w.pending[i].key, v)
 			seq++
-			cur.Queued++
 		}
 		tx.Put(keyQueueSeq, be64(seq))
 		for _, f := range w.found {
-			changed, err := s.upsert(tx, f)
-			if err != nil {
+			if err := s.upsert(tx, f); err != nil {
 				return err
 			}
-			_ = changed
 		}
 		cur.PassDirs += len(w.consumed)
 		cur.PassProjects += len(w.found)
@@ -377,20 +368,24 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 				cur.PassGaps = append(cur.PassGaps, g)
 			}
 		}
-		if cur.Queued < 0 {
-			cur.Queued = 0
-		}
-		if len(w.pending) == 0 && cur.Queued == 0 {
+		cur.Queued = len(w.pending)
+		if len(w.pending) == 0 {
 			if err := s.finishPass(tx, &cur); err != nil {
 				return err
 			}
 		}
-		res.state = cur
+		next = cur
 		return putState(tx, cur)
 	})
 	if err != nil {
+		s.stack = nil // the store is the truth again; reload next time
 		return res, err
 	}
+	s.stack, s.state = w.pending, next
+	if s.stack == nil {
+		s.stack = []item{}
+	}
+	res.state = next
 	res.dirs, res.projects = len(w.consumed), len(w.found)
 	if s.Progress != nil {
 		s.Progress(res.state)
@@ -398,20 +393,41 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 	return res, nil
 }
 
+// load reads the persisted state and queue (a stack: highest key on top).
+func (s *Scanner) load(ctx context.Context) error {
+	return s.st.View(ctx, func(r *store.Reader) error {
+		st, err := ReadState(r)
+		if err != nil {
+			return err
+		}
+		s.state = st
+		s.stack = []item{}
+		return r.Scan(prefixQueue, func(k string, v []byte) bool {
+			var it item
+			if json.Unmarshal(v, &it) != nil {
+				it = item{} // a damaged entry: consumed and dropped
+			}
+			it.key = k
+			s.stack = append(s.stack, it)
+			return true
+		})
+	})
+}
+
 // upsert binds a seen project root to its record: the same root keeps its id
 // for ever (a re-index is the same project); a new root gets a new id.
-func (s *Scanner) upsert(tx *store.Tx, f found) (bool, error) {
+func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	now := s.now()
 	p, err := tx.ProjectByRoot(f.root)
 	if err != nil {
-		return false, err
+		return err
 	}
 	h := MetaHash(f.meta)
 	if p == nil {
 		p = &local.Project{ID: store.NewProjectID(), Root: f.root, RecordRevision: 1, FirstSeen: now}
 	} else if p.MetaHash == h && p.Availability == local.Present && p.IndexState == local.MarkerPresent && p.Why == "" {
 		tx.Put(prefixSeen+p.ID, nil)
-		return false, nil
+		return nil
 	} else if p.MetaHash != h {
 		p.RecordRevision++
 	}
@@ -419,7 +435,7 @@ func (s *Scanner) upsert(tx *store.Tx, f found) (bool, error) {
 	p.Availability, p.IndexState, p.Why = local.Present, local.MarkerPresent, ""
 	p.LastSeen, p.ValidatedAt = now, now
 	tx.Put(prefixSeen+p.ID, nil)
-	return true, tx.PutProject(p)
+	return tx.PutProject(p)
 }
 
 // finishPass ends a pass: records under the roots that this pass did not see
@@ -508,19 +524,18 @@ type walkResult struct {
 	gaps     []Gap
 }
 
-// walk reads directories breadth first with a few parallel workers. Each
-// worker lists a directory once; d_type from the listing tells directories
-// apart without a stat per entry.
-func (s *Scanner) walk(ctx context.Context, seeds []item, n int, until time.Time) walkResult {
+// walk reads directories depth first with a few parallel workers, popping
+// from the top of the stack. Each worker lists a directory once; d_type from
+// the listing tells directories apart without a stat per entry.
+func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time) walkResult {
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)
-		queue    = slices.Clone(seeds)
-		head     int
 		inflight int
 		res      walkResult
 		exclude  = map[string]bool{MarkerDir: true}
 	)
+	stack = slices.Clone(stack)
 	for _, e := range s.opt.ExcludeNames {
 		exclude[e] = true
 	}
@@ -528,22 +543,25 @@ func (s *Scanner) walk(ctx context.Context, seeds []item, n int, until time.Time
 		mu.Lock()
 		defer mu.Unlock()
 		for {
-			for head == len(queue) && inflight > 0 {
+			for len(stack) == 0 && inflight > 0 {
 				cond.Wait()
 			}
-			if head == len(queue) || len(res.consumed)+inflight >= n || ctx.Err() != nil || !time.Now().Before(until) {
+			if len(stack) == 0 || len(res.consumed)+inflight >= n || ctx.Err() != nil || !time.Now().Before(until) {
 				cond.Broadcast()
 				return
 			}
-			it := queue[head]
-			head++
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
 			inflight++
 			mu.Unlock()
 			children, proj, gap := s.readDir(it, exclude)
 			mu.Lock()
 			inflight--
 			res.consumed = append(res.consumed, it)
-			queue = append(queue, children...)
+			// Push children in reverse so the first name is read first.
+			for i := len(children) - 1; i >= 0; i-- {
+				stack = append(stack, children[i])
+			}
 			if proj != nil {
 				res.found = append(res.found, *proj)
 			}
@@ -559,7 +577,7 @@ func (s *Scanner) walk(ctx context.Context, seeds []item, n int, until time.Time
 		go func() { defer wg.Done(); worker() }()
 	}
 	wg.Wait()
-	res.pending = queue[head:]
+	res.pending = stack
 	return res
 }
 
@@ -569,28 +587,14 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 	if it.Path == "" || !s.underRoots(it.Path) {
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
-	f, err := os.Open(it.Path)
-	if err != nil {
-		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &Gap{Path: it.Path, Why: "discovery root is not reachable (an offline volume, or removed?)"}
-		}
-		return nil, nil, gapFor(it.Path, err)
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil && len(entries) == 0 {
-		return nil, nil, gapFor(it.Path, err)
-	}
 	hasMarker := false
-	for _, e := range entries {
-		name := e.Name()
-		t := e.Type()
+	err := listDir(it.Path, func(name string, t fs.FileMode) {
 		if name == MarkerDir && t.IsDir() {
 			hasMarker = true
-			continue
+			return
 		}
 		if exclude[name] || it.Depth >= s.opt.MaxDepth {
-			continue
+			return
 		}
 		child := filepath.Join(it.Path, name)
 		switch {
@@ -599,12 +603,18 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
 			target, err := pathid.Canonical(child)
 			if err != nil {
-				continue
+				return
 			}
 			if st, err := os.Stat(target); err == nil && st.IsDir() && s.underRoots(target) && !pathid.Within(target, it.Path) {
 				children = append(children, item{Path: target, Depth: it.Depth + 1})
 			}
 		}
+	})
+	if err != nil {
+		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &Gap{Path: it.Path, Why: "discovery root is not reachable (an offline volume, or removed?)"}
+		}
+		return nil, nil, gapFor(it.Path, err)
 	}
 	if hasMarker {
 		if v := Probe(it.Path); v.Project {

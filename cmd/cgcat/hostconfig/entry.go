@@ -1,0 +1,124 @@
+package hostconfig
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// Entry describes the one MCP server entry this package writes.
+type Entry struct {
+	// Name is the server name in the host config (default
+	// "codegraph-catalog"). Letters, digits, '-' and '_' only: that is what
+	// Codex accepts, and it needs no quoting in either format.
+	Name string
+	// Command is the absolute path of the cgcat executable.
+	Command string
+	// ConfigPath is the absolute path of the cgcat configuration file.
+	ConfigPath string
+}
+
+// DefaultName is the server name used when the user does not choose one.
+const DefaultName = "codegraph-catalog"
+
+// The catalog's two tools, enabled explicitly in the Codex entry.
+const (
+	ToolProjects = "local_codegraph_projects"
+	ToolResolve  = "local_codegraph_resolve"
+)
+
+// Timeouts written into the Codex entry (seconds).
+const (
+	codexStartupTimeoutSec = 10
+	codexToolTimeoutSec    = 10
+)
+
+var (
+	// ErrInvalidEntry: the Entry itself is unusable (bad name, relative path,
+	// invalid UTF-8).
+	ErrInvalidEntry = errors.New("invalid entry")
+	// ErrUnparsable: the existing file does not parse.
+	ErrUnparsable = errors.New("file does not parse")
+	// ErrUnsafe: the file defines our entry (or the table that must hold it)
+	// in a form this package cannot edit without touching other keys, or it
+	// uses another configuration generation.
+	ErrUnsafe = errors.New("cannot edit safely")
+	// ErrExists: an entry with our name exists with different content; see
+	// ConflictError.
+	ErrExists = errors.New("entry exists with different content")
+	// ErrVerify: the edited file did not re-parse to "before with our entry
+	// set". Nothing should be written; this is a bug or an unusual file.
+	ErrVerify = errors.New("verification of the edited file failed")
+)
+
+// ConflictError reports an existing entry of our name whose content differs
+// from what we would write. Existing holds its current text so the caller
+// can show it.
+type ConflictError struct {
+	Host     string // "codex" or "opencode"
+	Name     string
+	Existing string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("an MCP server named %q already exists with different settings:\n%s\nrerun with --force to replace it (only this entry changes; a backup is written first)",
+		e.Name, strings.TrimRight(e.Existing, "\r\n"))
+}
+
+func (e *ConflictError) Unwrap() error { return ErrExists }
+
+func validName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (e Entry) validate() error {
+	if !validName(e.Name) {
+		return fmt.Errorf("%w: server name %q: use letters, digits, '-' and '_' only", ErrInvalidEntry, e.Name)
+	}
+	for _, p := range []struct{ what, v string }{{"cgcat command", e.Command}, {"cgcat config", e.ConfigPath}} {
+		switch {
+		case p.v == "":
+			return fmt.Errorf("%w: %s path is empty", ErrInvalidEntry, p.what)
+		case !filepath.IsAbs(p.v):
+			return fmt.Errorf("%w: %s path %q is not absolute (hosts start servers without a shell or PATH)", ErrInvalidEntry, p.what, p.v)
+		case !utf8.ValidString(p.v):
+			return fmt.Errorf("%w: %s path %q is not valid UTF-8 and cannot be written to TOML or JSON", ErrInvalidEntry, p.what, p.v)
+		case strings.ContainsRune(p.v, 0):
+			return fmt.Errorf("%w: %s path contains a NUL byte", ErrInvalidEntry, p.what)
+		}
+	}
+	return nil
+}
+
+// args are the arguments after the cgcat command, identical for both hosts.
+func (e Entry) args() []string { return []string{"serve", "--config", e.ConfigPath} }
+
+// Snippets returns the two configuration fragments of seed sections 8 and 9
+// with the real absolute paths, for `cgcat install --print`. They are
+// fragments to merge by hand, not whole files. Invalid UTF-8 in a path is
+// replaced by U+FFFD (Upsert refuses such paths).
+func Snippets(e Entry) (codexTOML, opencodeJSON string) {
+	e.Command = strings.ToValidUTF8(e.Command, "\uFFFD")
+	e.ConfigPath = strings.ToValidUTF8(e.ConfigPath, "\uFFFD")
+	codexTOML = renderCodexTable(e, "\n")
+	var b strings.Builder
+	b.WriteString("{\n  \"mcp\": {\n    ")
+	b.WriteString(jsonString(e.Name))
+	b.WriteString(": ")
+	b.WriteString(renderOpenCodeValue(e, "    ", "  ", "\n", true))
+	b.WriteString("\n  }\n}\n")
+	return codexTOML, b.String()
+}
