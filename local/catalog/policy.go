@@ -35,7 +35,10 @@ func (p Policy) Allows(root string) bool {
 	within := func(roots []string) bool {
 		return slices.ContainsFunc(roots, func(r string) bool { return pathid.Within(r, root) })
 	}
-	return within(p.Discovery) && within(p.Share) && !within(p.Deny)
+	// Deny roots match under every case folding and Unicode form a file
+	// system might apply: hiding too much is safe, leaking is not.
+	denied := slices.ContainsFunc(p.Deny, func(r string) bool { return pathid.MayBeWithin(r, root) })
+	return within(p.Discovery) && within(p.Share) && !denied
 }
 
 // ViewKey fingerprints the view, to bind cursors to it (R20).
