@@ -14,11 +14,11 @@ func TestPolicyAllows(t *testing.T) {
 	}{
 		{"/code/app", true},
 		{"/code", true},
-		{"/libs/x", false},          // discovered but not shared
-		{"/code/Private/x", false},  // denied
-		{"/code/private/x", false},  // denied by case on any file system
-		{"/code/Private2/x", true},  // whole segments only
-		{"/codebase/x", false},      // not under /code by segments
+		{"/libs/x", false},         // discovered but not shared
+		{"/code/Private/x", false}, // denied
+		{"/code/private/x", false}, // denied by case on any file system
+		{"/code/Private2/x", true}, // whole segments only
+		{"/codebase/x", false},     // not under /code by segments
 		{"/code/app/../Private/x", false},
 	} {
 		if got := pol.Allows(tc.root); got != tc.want {

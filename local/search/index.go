@@ -546,7 +546,8 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 }
 
 // List returns the ids of all documents keep accepts (nil keeps all), in
-// stable order: SortKey, then ID.
+// stable order: SortKey, then ID. Like Search, keep must not call back
+// into the Index.
 func (ix *Index) List(keep func(id string) bool) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

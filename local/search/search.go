@@ -201,7 +201,8 @@ func (sc *scratch) cand(slot uint32) *cand {
 
 // Search returns every document that matches query and that keep accepts
 // (nil keeps all), best first; ties break by SortKey, then ID. An empty or
-// whitespace query returns nil: listing is List's job.
+// whitespace query returns nil: listing is List's job. keep runs under the
+// index's read lock, so it must not call back into the Index.
 func (ix *Index) Search(query string, keep func(id string) bool) []Hit {
 	q := parseQuery(query)
 	if q == nil || (len(q.terms) == 0 && q.norm == "") {

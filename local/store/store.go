@@ -139,7 +139,11 @@ func (s *Store) ReadRevisionFile() uint64 {
 	if err != nil {
 		return 0
 	}
-	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[0], 10, 64)
 	return n
 }
 
@@ -250,16 +254,18 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := db.Write(tx.batch, &opt.WriteOptions{Sync: true}); err != nil {
 		return s.wrap(fmt.Errorf("write catalog store: %w", err))
 	}
-	if len(tx.changed) > 0 {
-		s.announce(tx.rev)
-	}
+	// Announce every commit (scan state and outbox too), so other processes
+	// notice coverage changes as well as record changes.
+	s.announce(tx.rev)
 	return nil
 }
 
-// announce rewrites the revision file atomically so other processes notice.
+// announce rewrites the revision file atomically so other processes notice
+// with one stat. The second field makes every commit change the file.
 func (s *Store) announce(rev uint64) {
 	tmp := fmt.Sprintf("%s.%d.tmp", s.RevisionFile(), os.Getpid())
-	if err := os.WriteFile(tmp, []byte(strconv.FormatUint(rev, 10)+"\n"), 0o644); err != nil {
+	body := fmt.Sprintf("%d %d.%d\n", rev, os.Getpid(), time.Now().UnixNano())
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
 		return // readers fall back to their periodic check
 	}
 	_ = os.Rename(tmp, s.RevisionFile())
