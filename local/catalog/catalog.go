@@ -11,6 +11,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,10 @@ func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 func (c *Catalog) Store() *store.Store { return c.st }
 
 // Sync brings the view up to date with commits made by any process. It
-// costs one stat when nothing changed.
+// costs one stat when nothing changed. When the store stays busy or cannot
+// be read for a moment, the last good view is kept and Sync succeeds: a
+// query is better answered a little stale than not at all. Only a damaged
+// or newer-format store is an error.
 func (c *Catalog) Sync(ctx context.Context) error {
 	st := stampOf(c.st.RevisionFile())
 	c.mu.RLock()
@@ -67,8 +71,18 @@ func (c *Catalog) Sync(ctx context.Context) error {
 	if same {
 		return nil
 	}
-	return c.reload(ctx, false)
+	ctx, cancel := context.WithTimeout(ctx, syncWait)
+	defer cancel()
+	err := c.reload(ctx, false)
+	var ce *store.CorruptError
+	if errors.As(err, &ce) || errors.Is(err, store.ErrNewerFormat) {
+		return err
+	}
+	return nil
 }
+
+// syncWait bounds how long a query waits for the store to reload.
+const syncWait = 2 * time.Second
 
 // ForceSync reloads whatever changed, without trusting the revision file
 // (after this process committed itself, for instance).

@@ -1,8 +1,13 @@
 // Package lease gives one process at a time a named job (scanning,
-// projecting) through an advisory lock on a file in the data dir. The kernel
-// drops a dead process's lock, so take-over after a crash needs no staleness
-// rules. Leases say who may write; fencing numbers in the store make sure a
-// paused former holder cannot.
+// projecting) through an advisory lock on a file in the data dir.
+//
+// The kernel drops a dead process's lock, so take-over after a crash is
+// automatic. A live holder refreshes the file's mtime every few seconds
+// from its own goroutine; a holder that stopped refreshing for StaleAfter is
+// frozen (SIGSTOP, a hung volume) and its lease may be stolen: the file is
+// replaced, the new holder locks the new file. Leases only say who should
+// write: the fencing number in the store (store.Tx.CheckFence) is what stops
+// a frozen holder that wakes up after a steal.
 package lease
 
 import (
@@ -12,35 +17,146 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // ErrHeld means another process holds the lease right now.
 var ErrHeld = errors.New("lease is held by another process")
 
+// StaleAfter is how long a holder may go without refreshing its lease file
+// before another process may steal the lease. CGCAT_LEASE_STALE_AFTER (a Go
+// duration) overrides it, for tests.
+var StaleAfter = 30 * time.Second
+
+func init() {
+	if v := os.Getenv("CGCAT_LEASE_STALE_AFTER"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			StaleAfter = d
+		}
+	}
+}
+
 // Lease is a held lock. Release it, or exit: either frees it.
 type Lease struct {
-	f    *os.File
 	Path string
+
+	mu   sync.Mutex
+	f    *os.File
+	stop chan struct{}
+	done chan struct{}
 }
 
-// TryAcquire takes the lease at path without waiting; ErrHeld if taken.
+// TryAcquire takes the lease at path without waiting. It returns ErrHeld if
+// a live process holds it, and steals it from a frozen one.
 func TryAcquire(path string) (*Lease, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lease file: %w", err)
+	l, err := tryLock(path)
+	if !errors.Is(err, ErrHeld) {
+		return l, err
 	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		return nil, err
+	if !stale(path) {
+		return nil, ErrHeld
 	}
-	// Record who holds it, for `cgcat doctor`; the lock, not this text, is the truth.
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &Lease{f: f, Path: path}, nil
+	return steal(path)
 }
 
-// Acquire waits until the lease is free or ctx ends.
+// tryLock locks the file at path, making sure the locked file is still the
+// one at path (a steal may have replaced it between open and lock).
+func tryLock(path string) (*Lease, error) {
+	for range 5 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open lease file: %w", err)
+		}
+		if err := lockFile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if sameFile(f, path) {
+			l := &Lease{Path: path, f: f, stop: make(chan struct{}), done: make(chan struct{})}
+			l.touch()
+			go l.heartbeat()
+			return l, nil
+		}
+		_ = unlockFile(f)
+		f.Close()
+	}
+	return nil, ErrHeld
+}
+
+func sameFile(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+func stale(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && time.Since(fi.ModTime()) > StaleAfter
+}
+
+// steal replaces a frozen holder's lease file and locks the new one. Steals
+// are serialised by a second lock so two stealers cannot both win.
+func steal(path string) (*Lease, error) {
+	sf, err := os.OpenFile(path+".steal", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lease steal file: %w", err)
+	}
+	defer sf.Close()
+	if err := lockFile(sf); err != nil {
+		return nil, ErrHeld
+	}
+	defer unlockFile(sf)
+	if !stale(path) { // refreshed, or already stolen by someone else
+		return nil, ErrHeld
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("replace stale lease file: %w", err)
+	}
+	return tryLock(path)
+}
+
+// touch records the holder's pid and refreshes the file's mtime.
+func (l *Lease) touch() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	b := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	_ = l.f.Truncate(int64(len(b)))
+	_, _ = l.f.WriteAt(b, 0)
+	now := time.Now()
+	_ = os.Chtimes(l.f.Name(), now, now)
+}
+
+func (l *Lease) heartbeat() {
+	defer close(l.done)
+	t := time.NewTicker(max(StaleAfter/5, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			if l.Lost() {
+				return // never refresh a file that is no longer ours
+			}
+			l.touch()
+		}
+	}
+}
+
+// Lost reports whether the lease was stolen (the file at Path is not the
+// one this holder locked). A holder that lost its lease must stop writing;
+// fencing enforces it anyway.
+func (l *Lease) Lost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f == nil || !sameFile(l.f, l.Path)
+}
+
+// Acquire waits until the lease is free (or stale) or ctx ends.
 func Acquire(ctx context.Context, path string, poll time.Duration) (*Lease, error) {
 	for {
 		l, err := TryAcquire(path)
@@ -57,21 +173,29 @@ func Acquire(ctx context.Context, path string, poll time.Duration) (*Lease, erro
 
 // Release frees the lease.
 func (l *Lease) Release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	err := unlockFile(l.f)
-	if cerr := l.f.Close(); err == nil {
+	l.mu.Lock()
+	f := l.f
+	l.f = nil
+	l.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	close(l.stop)
+	<-l.done
+	err := unlockFile(f)
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	l.f = nil
 	return err
 }
 
 // Holder reports whether the lease at path is held and the pid written by its
 // holder (0 when unknown). It takes the lock briefly when free.
 func Holder(path string) (held bool, pid int) {
-	l, err := TryAcquire(path)
+	l, err := tryLock(path)
 	if err == nil {
 		_ = l.Release()
 		return false, 0

@@ -149,7 +149,7 @@ func (s *Store) ReadRevisionFile() uint64 {
 
 // open opens the database, waiting with backoff while another process has
 // it. A damaged or newer-format store is an error that says what to do.
-func (s *Store) open(ctx context.Context) (*leveldb.DB, error) {
+func (s *Store) open(ctx context.Context, readOnly bool) (*leveldb.DB, error) {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 500 * time.Microsecond
 	b.MaxInterval = 20 * time.Millisecond
@@ -159,6 +159,9 @@ func (s *Store) open(ctx context.Context) (*leveldb.DB, error) {
 	err := backoff.Retry(func() error {
 		var err error
 		db, err = leveldb.OpenFile(s.dbDir, &opt.Options{
+			// A reader opens read-only: no manifest or journal is written,
+			// so reads are cheaper and still work on a full disk.
+			ReadOnly:               readOnly,
 			OpenFilesCacheCapacity: 16,
 			BlockCacheCapacity:     2 << 20,
 			WriteBuffer:            2 << 20,
@@ -199,7 +202,7 @@ func isLocked(err error) bool {
 
 // View runs fn against a consistent snapshot of the store.
 func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
-	db, err := s.open(ctx)
+	db, err := s.open(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -216,7 +219,7 @@ func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 // changed project records, catalogRevision grows by one and the change log
 // records which ids changed.
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
-	db, err := s.open(ctx)
+	db, err := s.open(ctx, false)
 	if err != nil {
 		return err
 	}
