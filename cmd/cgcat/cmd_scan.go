@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/cgcat/cgcat/local/catalog"
@@ -140,10 +141,17 @@ func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.C
 	}
 	defer s.Close()
 	tty := isTerminal(errOut)
+	// CGCAT_PROGRESS=lines prints one line per committed slice, for
+	// scripts and tests that follow a scan from another process.
+	lines := os.Getenv("CGCAT_PROGRESS") == "lines"
 	start := time.Now()
 	last := time.Time{}
 	s.Progress = func(st scan.State) {
 		sum.Pass, sum.Directories, sum.ProjectsSeen = st.Pass, st.PassDirs, st.PassProjects
+		if lines {
+			fmt.Fprintf(errOut, "progress pass=%d dirs=%d projects=%d queued=%d\n", st.Pass, st.PassDirs, st.PassProjects, st.Queued)
+			return
+		}
 		if tty && time.Since(last) > 100*time.Millisecond {
 			last = time.Now()
 			fmt.Fprintf(errOut, "\r\033[Kscanning: %d directories, %d projects, %d queued, %s", st.PassDirs, st.PassProjects, st.Queued, time.Since(start).Round(100*time.Millisecond))
