@@ -91,15 +91,31 @@ type Store struct {
 // Open prepares the data dir and the database (format version, machine id).
 func Open(ctx context.Context, dataDir string) (*Store, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+		return nil, writeErr(dataDir, fmt.Errorf("create data dir: %w", err))
 	}
 	s := &Store{dataDir: dataDir, dbDir: filepath.Join(dataDir, "catalog.db"), Wait: 15 * time.Second}
+	// An initialised store is opened without writing anything, so a full
+	// disk or a read-only data dir still serves the catalog as it is.
+	if _, err := os.Stat(filepath.Join(s.dbDir, "CURRENT")); err == nil {
+		err := s.View(ctx, func(r *Reader) error {
+			id, err := r.get(keyMachineID)
+			s.machineID = string(id)
+			if err == nil && len(r.Secret()) == 0 {
+				err = leveldb.ErrNotFound
+			}
+			return err
+		})
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, leveldb.ErrNotFound) {
+			return nil, err
+		}
+	}
 	err := s.Update(ctx, func(tx *Tx) error {
-		v, err := tx.get(keyFormat)
-		switch {
-		case errors.Is(err, leveldb.ErrNotFound):
+		if _, err := tx.get(keyFormat); errors.Is(err, leveldb.ErrNotFound) {
 			tx.put(keyFormat, []byte(strconv.Itoa(FormatVersion)))
-		case err != nil:
+		} else if err != nil {
 			return err
 		}
 		if _, err := tx.get(keyMachineID); errors.Is(err, leveldb.ErrNotFound) {
@@ -110,7 +126,6 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 			_, _ = rand.Read(b)
 			tx.put(keySecret, b)
 		}
-		_ = v
 		return nil
 	})
 	if err != nil {
@@ -122,6 +137,37 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 		return err
 	})
 	return s, err
+}
+
+// WriteError says the store could not be written (a full disk, a read-only
+// data dir) and what to do. Nothing was half-written: a batch commits whole
+// or not at all.
+type WriteError struct {
+	Dir string
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	what := "free some space or fix the data dir's permissions"
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC):
+		what = "free some space on that disk"
+	case errors.Is(e.Err, syscall.EROFS):
+		what = "the data dir is on a read-only file system: point dataDir at a writable directory"
+	case errors.Is(e.Err, syscall.EACCES), errors.Is(e.Err, syscall.EPERM):
+		what = "make the data dir writable for this user"
+	}
+	return fmt.Sprintf("cannot write the catalog store in %s (%v); %s — until then cgcat answers from the catalog as it was", e.Dir, e.Err, what)
+}
+func (e *WriteError) Unwrap() error { return e.Err }
+
+func writeErr(dir string, err error) error {
+	for _, errno := range []error{syscall.ENOSPC, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EDQUOT} {
+		if errors.Is(err, errno) {
+			return &WriteError{Dir: dir, Err: errno}
+		}
+	}
+	return err
 }
 
 // DataDir is the directory the store lives in.
@@ -221,7 +267,7 @@ func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	db, err := s.open(ctx, false)
 	if err != nil {
-		return err
+		return writeErr(s.dataDir, err)
 	}
 	defer db.Close()
 	snap, err := db.GetSnapshot()
@@ -255,7 +301,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
 		return nil
 	}
 	if err := db.Write(tx.batch, &opt.WriteOptions{Sync: true}); err != nil {
-		return s.wrap(fmt.Errorf("write catalog store: %w", err))
+		return writeErr(s.dataDir, s.wrap(fmt.Errorf("write catalog store: %w", err)))
 	}
 	// Announce every commit (scan state and outbox too), so other processes
 	// notice coverage changes as well as record changes.

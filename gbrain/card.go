@@ -1,0 +1,394 @@
+package gbrain
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Card constants. The frontmatter key "generator: cgcat" is the ownership
+// marker; CardTag is our own tag (list_pages enumerates cards by it).
+const (
+	CardType    = "project"
+	CardTag     = "cgcat-card"
+	Generator   = "cgcat"
+	CardVersion = 1
+
+	LocatorScheme = "local-codegraph://"
+
+	ProjectionReferenceOnly = "reference-only"
+	ProjectionLocalPaths    = "local-paths"
+
+	// MaxCardBytes bounds a card Decode will read.
+	MaxCardBytes = 64 << 10
+)
+
+// Bounds on card fields, in runes. Normalize truncates to them; Decode
+// refuses anything longer.
+const (
+	MaxNameLen        = 200
+	MaxDescriptionLen = 1000
+	MaxItemLen        = 100
+	MaxItems          = 64
+	MaxPathLen        = 4096
+)
+
+// Card is the reference-only description of one local project as kept in
+// GBrain. It is a claim, never a binding: whoever reads one must check
+// MachineID and ProjectID against the local catalog, and must never hand out
+// Path (present only in the local-paths projection) as a project's root.
+type Card struct {
+	ProjectID      string
+	MachineID      string
+	Name           string
+	Description    string
+	Tags           []string // project tags; CardTag is added by Encode and removed by Decode
+	Packages       []string
+	Keywords       []string
+	RecordRevision uint64
+	Path           string // only with ProjectionLocalPaths
+}
+
+// EncodeOptions choose the projection.
+type EncodeOptions struct {
+	// Projection is ProjectionReferenceOnly (also the zero value) or
+	// ProjectionLocalPaths; only the latter writes Card.Path.
+	Projection string
+}
+
+// Errors from Encode and Decode (match with errors.Is).
+var (
+	ErrCardInvalid   = errors.New("invalid card")
+	ErrNotOurCard    = errors.New("not a cgcat card")
+	ErrCardTampered  = errors.New("card contradicts itself")
+	ErrCardTooNew    = errors.New("card written by a newer cgcat")
+	ErrPathForbidden = errors.New("reference-only card carries a path")
+)
+
+// Locator is the card's internal reference to a project:
+// local-codegraph://<machineID>/<projectID>. It is not a path.
+func Locator(machineID, projectID string) string {
+	return LocatorScheme + machineID + "/" + projectID
+}
+
+// ContentHash is the hash cgcat records for page content: xxh3 of the exact
+// string (GBrain's re-serialised form as read back after our write).
+func ContentHash(s string) uint64 { return xxh3.HashString(s) }
+
+// cleanText strips control and other non-graphic characters, turns any
+// whitespace run into one space, trims, and truncates to max runes.
+func cleanText(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	pendingSpace := false
+	for _, r := range s { // invalid UTF-8 reads as RuneError and is dropped
+		if r == utf8.RuneError {
+			continue
+		}
+		if unicode.IsSpace(r) {
+			pendingSpace = n > 0
+			continue
+		}
+		if !unicode.IsGraphic(r) {
+			continue
+		}
+		need := 1
+		if pendingSpace {
+			need = 2
+		}
+		if n+need > max {
+			break
+		}
+		if pendingSpace {
+			b.WriteByte(' ')
+			n++
+			pendingSpace = false
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+func cleanList(in []string, lower, sorted bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = cleanText(s, MaxItemLen)
+		if lower {
+			s = strings.ToLower(s)
+		}
+		if s == "" || seen[s] || (lower && s == CardTag) {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		if len(out) == MaxItems {
+			break
+		}
+	}
+	if sorted {
+		slices.Sort(out)
+	}
+	return out
+}
+
+// Normalize returns the card as Encode will write it and Decode will read
+// it back: text cleaned of control characters and whitespace runs and
+// truncated to the bounds; tags lowercased, de-duplicated and sorted
+// (GBrain keeps tags as a set), without CardTag; packages and keywords
+// de-duplicated in their order. Ids and Path are left alone (Encode checks
+// them).
+func Normalize(c Card) Card {
+	c.Name = cleanText(c.Name, MaxNameLen)
+	c.Description = cleanText(c.Description, MaxDescriptionLen)
+	c.Tags = cleanList(c.Tags, true, true)
+	c.Packages = cleanList(c.Packages, false, false)
+	c.Keywords = cleanList(c.Keywords, false, false)
+	return c
+}
+
+// Encode renders a card as GBrain markdown: YAML frontmatter (type, title,
+// our tag and ownership marker, ids, revision, locator, projection, packages,
+// keywords, and the path only for ProjectionLocalPaths) and a body that
+// repeats the searchable words, because GBrain indexes title and body but
+// not tags or slugs. It never writes a key named "id" (GBrain de-duplicates
+// pages across slugs by it). The card is normalised first (see Normalize).
+//
+// Errors (ErrCardInvalid): bad ids, an empty name, an unknown projection, a
+// path with the reference-only projection, a missing or non-absolute path
+// with local-paths.
+func Encode(c Card, o EncodeOptions) (string, error) {
+	c = Normalize(c)
+	projection := o.Projection
+	if projection == "" {
+		projection = ProjectionReferenceOnly
+	}
+	if err := checkCard(c, projection); err != nil {
+		return "", err
+	}
+
+	var b strings.Builder
+	w := func(k, v string) { b.WriteString(k + ": " + v + "\n") }
+	wl := func(k string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(k + ":\n")
+		for _, it := range items {
+			b.WriteString("  - " + yamlQuote(it) + "\n")
+		}
+	}
+	b.WriteString("---\n")
+	w("type", CardType)
+	w("title", yamlQuote(c.Name))
+	w("generator", Generator)
+	w("card_version", strconv.Itoa(CardVersion))
+	w("project_id", c.ProjectID)
+	w("machine_id", c.MachineID)
+	w("record_revision", strconv.FormatUint(c.RecordRevision, 10))
+	w("locator", Locator(c.MachineID, c.ProjectID))
+	w("projection", projection)
+	if c.Description != "" {
+		w("description", yamlQuote(c.Description))
+	}
+	wl("packages", c.Packages)
+	wl("keywords", c.Keywords)
+	if projection == ProjectionLocalPaths {
+		w("path", yamlQuote(c.Path))
+	}
+	wl("tags", append([]string{CardTag}, c.Tags...))
+	b.WriteString("---\n\n")
+
+	b.WriteString("# " + c.Name + "\n\n")
+	if c.Description != "" {
+		b.WriteString(c.Description + "\n\n")
+	}
+	if len(c.Packages) > 0 {
+		b.WriteString("Packages: " + strings.Join(c.Packages, ", ") + "\n\n")
+	}
+	if len(c.Keywords) > 0 {
+		b.WriteString("Keywords: " + strings.Join(c.Keywords, ", ") + "\n\n")
+	}
+	if len(c.Tags) > 0 {
+		b.WriteString("Tags: " + strings.Join(c.Tags, ", ") + "\n\n")
+	}
+	fmt.Fprintf(&b, "Local CodeGraph project card kept by cgcat: project %s on machine %s. "+
+		"It is a reference, not a path: ask local_codegraph_resolve for the project's current root.\n",
+		c.ProjectID, c.MachineID)
+	return b.String(), nil
+}
+
+func checkCard(c Card, projection string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrCardInvalid, fmt.Sprintf(format, a...))
+	}
+	if !ValidCardID(c.ProjectID) {
+		return bad("project id %q (want [a-z0-9][a-z0-9_-]{0,63})", c.ProjectID)
+	}
+	if !ValidCardID(c.MachineID) {
+		return bad("machine id %q (want [a-z0-9][a-z0-9_-]{0,63})", c.MachineID)
+	}
+	if c.Name == "" {
+		return bad("empty name")
+	}
+	switch projection {
+	case ProjectionReferenceOnly:
+		if c.Path != "" {
+			return fmt.Errorf("%w: %w", ErrCardInvalid, ErrPathForbidden)
+		}
+	case ProjectionLocalPaths:
+		if err := checkPath(c.Path); err != nil {
+			return fmt.Errorf("%w: %w", ErrCardInvalid, err)
+		}
+	default:
+		return bad("unknown projection %q", projection)
+	}
+	return nil
+}
+
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("local-paths card without a path")
+	case len(p) > MaxPathLen:
+		return errors.New("path too long")
+	case !strings.HasPrefix(p, "/") || filepath.Clean(p) != p:
+		return fmt.Errorf("path %q is not absolute and clean", p)
+	case strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsGraphic(r) || r == utf8.RuneError }):
+		return fmt.Errorf("path %q holds control characters", p)
+	}
+	return nil
+}
+
+// yamlQuote double-quotes a cleaned string (no control characters remain,
+// so only backslash and double quote need escaping).
+func yamlQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// Decode reads a card from page content: what Encode wrote, or GBrain's
+// re-serialised form of it (keys reordered, tags as a block list, quoting
+// changed, body trimmed). It is strict and bounded: at most MaxCardBytes,
+// the YAML subset described in frontmatter.go, field bounds as Normalize's.
+// The body is not read.
+//
+// Errors: ErrNotOurCard (no "generator: cgcat" marker, not a project card,
+// a key named "id"); ErrCardTampered (the locator does not match project_id
+// and machine_id); ErrPathForbidden (a path without the local-paths
+// projection); ErrCardTooNew; ErrCardInvalid for anything else malformed.
+// A returned card is normalised (see Normalize).
+func Decode(content string) (Card, error) {
+	bad := func(err error) (Card, error) { return Card{}, fmt.Errorf("%w: %w", ErrCardInvalid, err) }
+	if len(content) > MaxCardBytes {
+		return bad(fmt.Errorf("larger than %d bytes", MaxCardBytes))
+	}
+	if !utf8.ValidString(content) {
+		return bad(errors.New("not UTF-8"))
+	}
+	content = strings.ReplaceAll(content, "\r\n", "\n")
+	lines, _, err := splitFrontmatter(content)
+	if err != nil {
+		return bad(err)
+	}
+	fm, err := parseFrontmatter(lines)
+	if err != nil {
+		return bad(err)
+	}
+
+	if gen, _, err := fm.str("generator"); err != nil || gen != Generator {
+		return Card{}, fmt.Errorf("%w: no generator: %s marker", ErrNotOurCard, Generator)
+	}
+	if fm.has("id") {
+		return Card{}, fmt.Errorf("%w: has an id key (cgcat never writes one)", ErrNotOurCard)
+	}
+	if typ, _, err := fm.str("type"); err != nil || typ != CardType {
+		return Card{}, fmt.Errorf("%w: type is not %s", ErrNotOurCard, CardType)
+	}
+	ver, ok, err := fm.uint("card_version")
+	switch {
+	case err != nil || !ok:
+		return bad(errors.New("card_version missing or not a number"))
+	case ver > CardVersion:
+		return Card{}, fmt.Errorf("%w: card_version %d", ErrCardTooNew, ver)
+	case ver < 1:
+		return bad(fmt.Errorf("card_version %d", ver))
+	}
+
+	var c Card
+	var errs []error
+	str := func(key string, max int, required bool) string {
+		s, ok, err := fm.str(key)
+		if err != nil {
+			errs = append(errs, err)
+		} else if required && (!ok || s == "") {
+			errs = append(errs, fmt.Errorf("%s missing", key))
+		} else if utf8.RuneCountInString(s) > max {
+			errs = append(errs, fmt.Errorf("%s longer than %d", key, max))
+		}
+		return s
+	}
+	list := func(key string, maxItems int) []string {
+		l, err := fm.list(key, maxItems)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range l {
+			if utf8.RuneCountInString(s) > MaxItemLen {
+				errs = append(errs, fmt.Errorf("%s item longer than %d", key, MaxItemLen))
+				break
+			}
+		}
+		return l
+	}
+	c.ProjectID = str("project_id", 64, true)
+	c.MachineID = str("machine_id", 64, true)
+	c.Name = str("title", MaxNameLen, true)
+	c.Description = str("description", MaxDescriptionLen, false)
+	locator := str("locator", 200, true)
+	projection := str("projection", 32, true)
+	path := str("path", MaxPathLen, false)
+	c.Packages = list("packages", MaxItems)
+	c.Keywords = list("keywords", MaxItems)
+	c.Tags = list("tags", MaxItems+1)
+	rev, ok, err := fm.uint("record_revision")
+	if err != nil || !ok {
+		errs = append(errs, errors.New("record_revision missing or not an unsigned integer"))
+	}
+	c.RecordRevision = rev
+	if len(errs) > 0 {
+		return bad(errors.Join(errs...))
+	}
+	if !ValidCardID(c.ProjectID) || !ValidCardID(c.MachineID) {
+		return bad(fmt.Errorf("bad project_id %q or machine_id %q", c.ProjectID, c.MachineID))
+	}
+	if locator != Locator(c.MachineID, c.ProjectID) {
+		return Card{}, fmt.Errorf("%w: locator %q does not match machine_id %q and project_id %q",
+			ErrCardTampered, locator, c.MachineID, c.ProjectID)
+	}
+	switch projection {
+	case ProjectionReferenceOnly:
+		if fm.has("path") {
+			return Card{}, fmt.Errorf("%w: %q", ErrPathForbidden, path)
+		}
+	case ProjectionLocalPaths:
+		if err := checkPath(path); err != nil {
+			return bad(err)
+		}
+		c.Path = path
+	default:
+		return bad(fmt.Errorf("unknown projection %q", projection))
+	}
+	n := Normalize(c)
+	if n.Name == "" {
+		return bad(errors.New("title is empty once cleaned"))
+	}
+	return n, nil
+}

@@ -1,0 +1,408 @@
+package gbrain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ProtocolVersion is the MCP revision we ask for; GBrain 0.46.28 answers it.
+// Pinning it keeps mcp-go on the initialize handshake (without a pin it first
+// probes server/discover, which GBrain does not implement).
+const ProtocolVersion = mcp.ProtocolVersion20250618
+
+// Defaults for a zero [Options] field.
+const (
+	// DefaultHandshakeTimeout outlasts GBrain's silent wait (up to 30 s) for a
+	// brain held by another gbrain command.
+	DefaultHandshakeTimeout = 35 * time.Second
+	// DefaultCallTimeout bounds one tool call. A caller's shorter context
+	// deadline wins.
+	DefaultCallTimeout = 15 * time.Second
+	// StderrTailSize is how much of the child's stderr is kept for messages.
+	StderrTailSize = 4096
+)
+
+// Connection says how to reach GBrain: either a stdio child (Command, with
+// Args, Env and Cwd) or an HTTP URL (`gbrain serve --http`) with a bearer
+// token read from the environment variable named TokenEnv when dialing. The
+// token itself is never stored here.
+type Connection struct {
+	Command  string            `json:"command,omitempty"` // absolute path of the gbrain executable
+	Args     []string          `json:"args,omitempty"`    // e.g. ["serve"]
+	Env      map[string]string `json:"env,omitempty"`     // added to cgcat's environment
+	Cwd      string            `json:"cwd,omitempty"`     // absolute; empty = cgcat's working directory
+	URL      string            `json:"url,omitempty"`     // http(s) MCP endpoint
+	TokenEnv string            `json:"tokenEnv,omitempty"`
+}
+
+// Validate checks the connection's shape without touching anything.
+func (c Connection) Validate() error {
+	switch {
+	case c.Command != "" && c.URL != "":
+		return errors.New("gbrain connection: set either command or url, not both")
+	case c.Command == "" && c.URL == "":
+		return errors.New("gbrain connection: command or url is required")
+	case c.Command != "":
+		if !filepath.IsAbs(c.Command) {
+			return fmt.Errorf("gbrain connection: command %q must be an absolute path", c.Command)
+		}
+		if c.Cwd != "" && !filepath.IsAbs(c.Cwd) {
+			return fmt.Errorf("gbrain connection: cwd %q must be an absolute path", c.Cwd)
+		}
+		for k := range c.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return fmt.Errorf("gbrain connection: bad environment variable name %q", k)
+			}
+		}
+		if c.TokenEnv != "" {
+			return errors.New("gbrain connection: tokenEnv applies to url connections only")
+		}
+	default:
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("gbrain connection: url %q must be an absolute http(s) URL", c.URL)
+		}
+		if u.User != nil {
+			return errors.New("gbrain connection: url must not carry credentials; name an environment variable in tokenEnv")
+		}
+		if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
+			return errors.New("gbrain connection: args, env and cwd apply to command connections only")
+		}
+	}
+	return nil
+}
+
+// Options tune a [Client]. The zero value is usable but unpinned: without
+// ExpectedSource the client reads whatever source the server follows and
+// refuses to write.
+type Options struct {
+	// ExpectedSource is the GBrain source every card lives in. It must match
+	// [a-z0-9-]{1,32}. A stdio child gets GBRAIN_SOURCE set to it; every page
+	// read is checked against it; PutPage refuses to run without it.
+	ExpectedSource string
+	// HandshakeTimeout bounds start-up to the initialize answer; zero means
+	// DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// CallTimeout bounds each tool call; zero means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Logger receives warnings (an unknown-parameter notice from GBrain,
+	// mcp-go's transport errors). Nil discards them.
+	Logger *slog.Logger
+	// ClientName and ClientVersion are sent in initialize; default "cgcat"
+	// and "dev".
+	ClientName, ClientVersion string
+}
+
+// ServerInfo is what GBrain said in its initialize answer.
+type ServerInfo struct {
+	Name            string
+	Version         string
+	ProtocolVersion string
+}
+
+// Client is one MCP connection to GBrain. Its methods are safe for
+// concurrent use. Every method error is a *CallError carrying its [Class].
+// A connection that was lost stays lost: calls then fail Transient with
+// ErrNotConnected and the caller dials again.
+type Client struct {
+	conn   Connection
+	opts   Options
+	log    *slog.Logger
+	mc     *client.Client
+	tr     transport.Interface
+	cmd    *exec.Cmd // stdio only; set by the command factory during Start
+	stderr *tailBuffer
+	info   ServerInfo
+
+	cancelLife context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	lost   error // why the connection is gone, once it is
+
+	reapOnce sync.Once
+	exited   *ProcessExitedError
+}
+
+// Dial starts (stdio) or reaches (HTTP) GBrain and completes the MCP
+// handshake within opts.HandshakeTimeout. ctx bounds the handshake only; the
+// connection lives until [Client.Close].
+//
+// Errors are *DialError: Definite for a bad connection or options, a command
+// that cannot start, a refused token, a PGLite brain already open elsewhere
+// (errors.Is ErrBrainLocked; the message says how to fix it); Transient for a
+// handshake timeout (ErrHandshakeTimeout) or a child that exited for another
+// reason (ErrProcessExited, with its exit code and stderr tail).
+func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
+	if err := conn.Validate(); err != nil {
+		return nil, &DialError{Class: Definite, Err: err}
+	}
+	if opts.ExpectedSource != "" && !ValidSourceID(opts.ExpectedSource) {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)}
+	}
+	if v, ok := conn.Env["GBRAIN_SOURCE"]; ok && v != opts.ExpectedSource {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_SOURCE=%q conflicts with the expected source %q", v, opts.ExpectedSource)}
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "cgcat"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+
+	c := &Client{conn: conn, opts: opts, log: logger}
+	if conn.Command != "" {
+		c.stderr = newTailBuffer(StderrTailSize)
+		env := childEnv(conn, opts)
+		c.tr = transport.NewStdioWithOptions(conn.Command, nil, conn.Args,
+			transport.WithCommandLogger(logger),
+			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+				cmd := exec.CommandContext(ctx, command, args...)
+				cmd.Env = env
+				cmd.Dir = conn.Cwd
+				// A writer that is not an *os.File: exec copies stderr in a
+				// goroutine that cmd.Wait waits for, so the tail is complete
+				// once the process has been reaped. mcp-go leaves a
+				// preset Stderr alone.
+				cmd.Stderr = c.stderr
+				cmd.WaitDelay = 2 * time.Second
+				c.cmd = cmd
+				return cmd, nil
+			}))
+	} else {
+		token := ""
+		if conn.TokenEnv != "" {
+			token = os.Getenv(conn.TokenEnv)
+			if token == "" {
+				return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: environment variable %s (tokenEnv) is empty", conn.TokenEnv)}
+			}
+		}
+		var hopts []transport.StreamableHTTPCOption
+		hopts = append(hopts, transport.WithHTTPLogger(logger))
+		if token != "" {
+			hopts = append(hopts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		}
+		tr, err := transport.NewStreamableHTTP(conn.URL, hopts...)
+		if err != nil {
+			return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
+		}
+		c.tr = tr
+	}
+	c.mc = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
+
+	// mcp-go kills the child when the context given to Start ends, so it gets
+	// one that lives as long as the Client (values kept, cancellation not).
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelLife = cancel
+	if err := c.mc.Start(life); err != nil {
+		cancel()
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("start gbrain %s: %w", c.target(), err)}
+	}
+
+	hctx, hcancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+	defer hcancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ClientInfo = mcp.Implementation{Name: opts.ClientName, Version: opts.ClientVersion}
+	res, err := c.mc.Initialize(hctx, req)
+	if err != nil {
+		derr := c.handshakeError(ctx, hctx, err)
+		c.shutdown()
+		return nil, derr
+	}
+	c.info = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, ProtocolVersion: res.ProtocolVersion}
+	if res.ServerInfo.Name != "gbrain" {
+		logger.Warn("the MCP server does not call itself gbrain", "name", res.ServerInfo.Name, "version", res.ServerInfo.Version)
+	}
+	return c, nil
+}
+
+func (c *Client) target() string {
+	if c.conn.Command != "" {
+		return c.conn.Command
+	}
+	return c.conn.URL
+}
+
+func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError {
+	if c.cmd != nil && connectionGone(err) {
+		pe := c.reap()
+		if pe.BrainLocked() {
+			return &DialError{Class: Definite, Err: pe}
+		}
+		return &DialError{Class: Transient, Err: fmt.Errorf("gbrain handshake: %w", pe)}
+	}
+	if ctx.Err() != nil {
+		return &DialError{Class: Transient, Err: fmt.Errorf("gbrain handshake: %w", ctx.Err())}
+	}
+	if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+		return &DialError{Class: Transient, Err: &HandshakeTimeoutError{After: c.opts.HandshakeTimeout, Stderr: c.stderrTail()}}
+	}
+	var authErr *transport.AuthorizationRequiredError
+	var oauthErr *transport.OAuthAuthorizationRequiredError
+	if errors.As(err, &authErr) || errors.As(err, &oauthErr) {
+		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake with %s: authorization refused (check the token in %s): %w", c.conn.URL, c.conn.TokenEnv, err)}
+	}
+	if c.cmd == nil {
+		// HTTP: refused connection, DNS, 5xx — a later dial may work.
+		return &DialError{Class: Transient, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, err)}
+	}
+	return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake: %w", err)}
+}
+
+// childEnv is cgcat's environment without any inherited GBRAIN_SOURCE, plus
+// the connection's env, plus the pinned source and the start-up hook switch.
+func childEnv(conn Connection, opts Options) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GBRAIN_SOURCE=") || strings.HasPrefix(kv, "GBRAIN_SKIP_STARTUP_HOOKS=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range conn.Env {
+		if k == "GBRAIN_SOURCE" || k == "GBRAIN_SKIP_STARTUP_HOOKS" {
+			continue
+		}
+		env = append(env, k+"="+v)
+	}
+	if opts.ExpectedSource != "" {
+		env = append(env, "GBRAIN_SOURCE="+opts.ExpectedSource)
+	}
+	// The only network attempt GBrain makes at start-up is an update check.
+	env = append(env, "GBRAIN_SKIP_STARTUP_HOOKS=1")
+	return env
+}
+
+// Lost returns why the connection is gone (nil while it is usable): once
+// lost, every call fails Transient with ErrNotConnected and the caller must
+// Close this client and Dial again. Close alone does not count as lost.
+func (c *Client) Lost() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lost
+}
+
+// ServerInfo is what GBrain said about itself in the handshake.
+func (c *Client) ServerInfo() ServerInfo { return c.info }
+
+// ExpectedSource is the source this client is pinned to ("" if unpinned).
+func (c *Client) ExpectedSource() string { return c.opts.ExpectedSource }
+
+// StderrTail returns the last StderrTailSize bytes the stdio child wrote to
+// stderr ("" for HTTP).
+func (c *Client) StderrTail() string { return c.stderrTail() }
+
+func (c *Client) stderrTail() string {
+	if c.stderr == nil {
+		return ""
+	}
+	return c.stderr.String()
+}
+
+// Close ends the connection. For a stdio child it closes the child's stdin
+// first (GBrain exits on EOF), waits up to 2 s, then sends SIGTERM, and
+// SIGKILL 3 s later (mcp-go's shutdown sequence). Close is idempotent and
+// returns nil once the child is gone, however it ended.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	return c.shutdown()
+}
+
+func (c *Client) shutdown() error {
+	if c.cmd != nil {
+		c.reap()
+		return nil
+	}
+	err := c.mc.Close()
+	c.cancelLife()
+	return err
+}
+
+// reap closes the stdio transport (stdin first, then signals; it waits for
+// the process) and records how the child ended. Safe to call many times.
+func (c *Client) reap() *ProcessExitedError {
+	c.reapOnce.Do(func() {
+		_ = c.tr.Close()
+		c.cancelLife()
+		pe := &ProcessExitedError{Code: -1}
+		if c.cmd != nil && c.cmd.ProcessState != nil {
+			st := c.cmd.ProcessState
+			pe.Code = st.ExitCode()
+			if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				pe.Signal = ws.Signal().String()
+			}
+		}
+		pe.Stderr = c.stderrTail()
+		c.exited = pe
+	})
+	return c.exited
+}
+
+// connectionGone reports whether err means the peer is gone: mcp-go's
+// ErrTransportClosed (stdout EOF), or a write to a closed pipe.
+func connectionGone(err error) bool {
+	return errors.Is(err, transport.ErrTransportClosed) || notSent(err)
+}
+
+// notSent reports a failure to write the request at all (the child's stdin
+// is closed): nothing reached GBrain.
+func notSent(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	n   int
+	buf []byte
+}
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.n; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "")
+}

@@ -1,0 +1,228 @@
+// Package gbraintest runs the fake GBrain MCP server (./fakegbrain) for
+// tests: it builds the program once per test binary, gives each test its own
+// state and control files, a [gbrain.Connection] to start it over stdio, and
+// direct access to the fake's state — call counts, stored pages, and writes
+// "behind cgcat's back" as another GBrain client would make them.
+//
+// A test binary that uses it should remove the build with
+//
+//	func TestMain(m *testing.M) { os.Exit(gbraintest.Main(m)) }
+package gbraintest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/gbrain/gbraintest/internal/fakebrain"
+)
+
+// FakePackage is the import path of the fake server program.
+const FakePackage = "github.com/cgcat/cgcat/gbrain/gbraintest/fakegbrain"
+
+// Re-exported fake types.
+type (
+	// Control holds the fault switches; see the field docs.
+	Control = fakebrain.Control
+	// Page is a page as the fake stores it.
+	Page = fakebrain.Page
+	// Start records one start of the fake process.
+	Start = fakebrain.Start
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildBin  string
+	buildErr  error
+)
+
+// Binary builds the fake server (once per test binary) and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		}
+		buildDir, err = os.MkdirTemp("", "cgcat-fakegbrain-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildBin = filepath.Join(buildDir, "fakegbrain")
+		cmd := exec.Command(goBin, "build", "-o", buildBin, FakePackage)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build %s: %v\n%s", FakePackage, err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildBin
+}
+
+// Main runs the tests and removes the built fake afterwards.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	return code
+}
+
+// Fake is one fake brain: a state file, a control file and the program.
+type Fake struct {
+	Bin         string
+	Dir         string   // the test's temp dir holding both files
+	StatePath   string   // GBRAIN_FAKE_STATE
+	ControlPath string   // GBRAIN_FAKE_CONTROL
+	Sources     []string // registered besides "default" (GBRAIN_FAKE_SOURCES)
+	// Env is added to the Connection (e.g. GBRAIN_FAKE_FORCE_SOURCE).
+	Env map[string]string
+}
+
+// New prepares a fake brain with the given sources registered (besides
+// "default").
+func New(t testing.TB, sources ...string) *Fake {
+	t.Helper()
+	dir := t.TempDir()
+	return &Fake{
+		Bin:         Binary(t),
+		Dir:         dir,
+		StatePath:   filepath.Join(dir, "gbrain-state.json"),
+		ControlPath: filepath.Join(dir, "gbrain-control.json"),
+		Sources:     sources,
+		Env:         map[string]string{},
+	}
+}
+
+// Connection starts the fake as `fakegbrain serve` over stdio.
+func (f *Fake) Connection() gbrain.Connection {
+	env := map[string]string{
+		"GBRAIN_FAKE_STATE":   f.StatePath,
+		"GBRAIN_FAKE_CONTROL": f.ControlPath,
+		"GBRAIN_FAKE_SOURCES": strings.Join(f.Sources, ","),
+	}
+	for k, v := range f.Env {
+		env[k] = v
+	}
+	return gbrain.Connection{Command: f.Bin, Args: []string{"serve"}, Env: env}
+}
+
+// Dial connects a client to a new fake process; the client is closed when
+// the test ends. Zero timeouts in opts become 10 s (handshake) and 5 s
+// (call).
+func (f *Fake) Dial(t testing.TB, opts gbrain.Options) *gbrain.Client {
+	t.Helper()
+	if opts.HandshakeTimeout == 0 {
+		opts.HandshakeTimeout = 10 * time.Second
+	}
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = 5 * time.Second
+	}
+	c, err := gbrain.Dial(context.Background(), f.Connection(), opts)
+	if err != nil {
+		t.Fatalf("dial fake gbrain: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// SetControl replaces the fault switches; running fakes see them at their
+// next call.
+func (f *Fake) SetControl(t testing.TB, c Control) {
+	t.Helper()
+	if err := fakebrain.WriteControl(f.ControlPath, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Calls returns the number of calls per tool so far.
+func (f *Fake) Calls(t testing.TB) map[string]int {
+	t.Helper()
+	st, err := fakebrain.Read(f.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Calls
+}
+
+// ResetCalls zeroes the call counts.
+func (f *Fake) ResetCalls(t testing.TB) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error { st.Calls = map[string]int{}; return nil })
+}
+
+// Starts lists the fake processes started so far.
+func (f *Fake) Starts(t testing.TB) []Start {
+	t.Helper()
+	st, err := fakebrain.Read(f.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Starts
+}
+
+// Page returns the stored page (nil when absent), deleted or not.
+func (f *Fake) Page(t testing.TB, source, slug string) *Page {
+	t.Helper()
+	st, err := fakebrain.Read(f.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Find(source, slug)
+}
+
+// Content is the page's content as get_page would return it ("" if absent).
+func (f *Fake) Content(t testing.TB, source, slug string) string {
+	t.Helper()
+	p := f.Page(t, source, slug)
+	if p == nil {
+		return ""
+	}
+	return fakebrain.Render(p)
+}
+
+// Put writes a page into source as another GBrain client would (a person
+// editing a card behind cgcat's back), with GBrain's put_page semantics. It
+// returns the put status.
+func (f *Fake) Put(t testing.TB, source, slug, content string) string {
+	t.Helper()
+	var status string
+	f.update(t, func(st *fakebrain.State) error {
+		b := &fakebrain.Brain{Source: source, Registered: f.Sources}
+		var err error
+		status, err = b.Put(st, slug, content)
+		return err
+	})
+	return status
+}
+
+// Edit changes a stored page in place (nothing recomputed) — corruption
+// rather than an edit through GBrain.
+func (f *Fake) Edit(t testing.TB, source, slug string, fn func(*Page)) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error {
+		p := st.Find(source, slug)
+		if p == nil {
+			return fmt.Errorf("fake gbrain: no page %s/%s", source, slug)
+		}
+		fn(p)
+		return nil
+	})
+}
+
+func (f *Fake) update(t testing.TB, fn func(*fakebrain.State) error) {
+	t.Helper()
+	if err := fakebrain.Update(f.StatePath, fn); err != nil {
+		t.Fatal(err)
+	}
+}

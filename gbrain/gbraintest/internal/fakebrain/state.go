@@ -1,0 +1,217 @@
+// Package fakebrain is the page store and tool semantics of the fake GBrain
+// server (../../fakegbrain), kept apart from its MCP wiring so that test
+// helpers can act on the same state directly — the way a person editing a
+// page in another GBrain client would. It follows shared/GBRAIN.md.
+//
+// State lives in one JSON file guarded by an flock on "<file>.lock", so
+// several fake processes (and a test) share it, and a restarted fake sees
+// what the previous one wrote.
+package fakebrain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// KV is one frontmatter entry, in order.
+type KV struct {
+	K string `json:"k"`
+	V any    `json:"v"` // JSON scalar or []any, numbers as float64 (as in JavaScript)
+}
+
+// Page is one stored page.
+type Page struct {
+	ID          int      `json:"id"`
+	Source      string   `json:"source"`
+	Slug        string   `json:"slug"`
+	Type        string   `json:"type"`
+	Title       string   `json:"title"`
+	Body        string   `json:"body"`        // compiled_truth, trimmed
+	Frontmatter []KV     `json:"frontmatter"` // as written (order kept), minus type, title, tags, slug
+	Tags        []string `json:"tags"`        // stored tags: only grow through put_page, sorted
+	ContentHash string   `json:"content_hash"`
+	CreatedAt   string   `json:"created_at"`
+	UpdatedAt   string   `json:"updated_at"`
+	DeletedAt   string   `json:"deleted_at,omitempty"`
+	CreatedSeq  int64    `json:"created_seq"`
+	UpdatedSeq  int64    `json:"updated_seq"`
+	Versions    int      `json:"versions"` // snapshots: one per real overwrite
+}
+
+// Start records one fake process start, so tests can check what the client
+// passed to its child.
+type Start struct {
+	PID       int      `json:"pid"`
+	Source    string   `json:"source"`     // the source the server resolved
+	EnvSource string   `json:"env_source"` // GBRAIN_SOURCE as received
+	SkipHooks string   `json:"skip_hooks"` // GBRAIN_SKIP_STARTUP_HOOKS as received
+	Cwd       string   `json:"cwd"`
+	Args      []string `json:"args"`
+}
+
+// State is the whole fake brain.
+type State struct {
+	NextID  int            `json:"next_id"`
+	Seq     int64          `json:"seq"`
+	Pages   []*Page        `json:"pages"`
+	Sources []string       `json:"sources,omitempty"` // added with sources_add
+	Calls   map[string]int `json:"calls"`
+	Starts  []Start        `json:"starts,omitempty"`
+}
+
+// Find returns the page of (source, slug), deleted or not.
+func (s *State) Find(source, slug string) *Page {
+	for _, p := range s.Pages {
+		if p.Source == source && p.Slug == slug {
+			return p
+		}
+	}
+	return nil
+}
+
+// Update loads the state at path under an exclusive lock, lets fn change
+// it, and saves it atomically when fn returns nil. A missing file is an
+// empty brain.
+func Update(path string, fn func(*State) error) error {
+	unlock, err := lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := load(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(st); err != nil {
+		return err
+	}
+	return save(path, st)
+}
+
+// Read loads the state under the lock without saving.
+func Read(path string) (*State, error) {
+	unlock, err := lock(path)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return load(path)
+}
+
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+func load(path string) (*State, error) {
+	st := &State{Calls: map[string]int{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("fake gbrain state %s: %w", path, err)
+	}
+	if st.Calls == nil {
+		st.Calls = map[string]int{}
+	}
+	return st, nil
+}
+
+func save(path string, st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Control holds the fault switches, read from the control file (path in
+// GBRAIN_FAKE_CONTROL) at start-up and again at every call, so a test can
+// change them while the server runs.
+type Control struct {
+	// DelayMs delays every call of DelayTools (all tools when empty) before
+	// it is applied; a client that times out leaves the write to land later.
+	DelayMs    int      `json:"delay_ms,omitempty"`
+	DelayTools []string `json:"delay_tools,omitempty"`
+	// DropBeforeApply / DropAfterApply: the process exits (code 2) on a call
+	// of these tools without applying it / after applying and saving it,
+	// never answering.
+	DropBeforeApply []string `json:"drop_before_apply,omitempty"`
+	DropAfterApply  []string `json:"drop_after_apply,omitempty"`
+	// Garbage: these tools answer a text block that is not JSON (after
+	// applying).
+	Garbage []string `json:"garbage,omitempty"`
+	// StrictParams: an unknown parameter is an invalid_params error instead
+	// of a warning block (GBrain's mcp.strict_params: reject).
+	StrictParams bool `json:"strict_params,omitempty"`
+	// ExitAtStart: "pglite" exits with code 1 and PGLite's "already open"
+	// message before answering initialize; "crash" exits with code 3.
+	ExitAtStart string `json:"exit_at_start,omitempty"`
+	// StartDelayMs delays serving (GBrain waiting for a brain held by another
+	// gbrain command): looks like a handshake timeout.
+	StartDelayMs int `json:"start_delay_ms,omitempty"`
+}
+
+// ReadControl reads the control file; a missing or empty path or file is
+// no faults.
+func ReadControl(path string) (Control, error) {
+	var c Control
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(b) == 0) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("fake gbrain control %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// WriteControl replaces the control file atomically.
+func WriteControl(path string, c Control) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
