@@ -12,6 +12,7 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
 )
 
 // mkProject makes dir a CodeGraph project: .codegraph/codegraph.db with the
@@ -151,4 +152,11 @@ func readStateT(t testing.TB, st *store.Store) State {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func outboxDepth(t testing.TB, st *store.Store) int {
+	t.Helper()
+	n := 0
+	_ = st.View(context.Background(), func(r *store.Reader) error { n = outbox.Depth(r); return nil })
+	return n
 }

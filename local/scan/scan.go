@@ -33,6 +33,7 @@ import (
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
 	"github.com/zeebo/xxh3"
 )
 
@@ -423,13 +424,19 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 		return err
 	}
 	h := MetaHash(f.meta)
+	stable := false // a change GBrain's card must follow
 	if p == nil {
 		p = &local.Project{ID: store.NewProjectID(), Root: f.root, RecordRevision: 1, FirstSeen: now}
+		stable = true
 	} else if p.MetaHash == h && p.Availability == local.Present && p.IndexState == local.MarkerPresent && p.Why == "" {
 		tx.Put(prefixSeen+p.ID, nil)
 		return nil
 	} else if p.MetaHash != h {
 		p.RecordRevision++
+		stable = true
+	}
+	if stable {
+		outbox.Enqueue(tx, p.ID, p.RecordRevision, now)
 	}
 	p.Meta, p.MetaHash = f.meta, h
 	p.Availability, p.IndexState, p.Why = local.Present, local.MarkerPresent, ""

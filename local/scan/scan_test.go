@@ -124,11 +124,17 @@ func TestIDsStableAcrossRescanAndReindex(t *testing.T) {
 	if reindexed[a].ID != first[a].ID {
 		t.Fatalf("re-index at the same root changed the id: %s -> %s", first[a].ID, reindexed[a].ID)
 	}
+	if n := outboxDepth(t, st); n != 2 {
+		t.Fatalf("two new records must enqueue two cards, got %d", n)
+	}
 	// A metadata change bumps recordRevision, nothing else.
 	write(t, filepath.Join(a, "package.json"), `{"name":"a-pkg","description":"now described"}`)
 	changed := scanAll(t, st, testOptions(root))
 	if changed[a].ID != first[a].ID || changed[a].RecordRevision != 2 || changed[a].Meta.Description != "now described" {
 		t.Fatalf("metadata change: %+v", changed[a])
+	}
+	if n := outboxDepth(t, st); n != 2 {
+		t.Fatalf("a change of a pending card must coalesce, got %d rows", n)
 	}
 	// Move b: a new record at the new root; the old record goes missing, never deleted.
 	moved := filepath.Join(root, "moved-b")
