@@ -26,6 +26,23 @@ type Refresher struct {
 	kick     chan struct{}
 	// sliceMu keeps this process's own tool-call slices from racing its loop.
 	sliceMu sync.Mutex
+
+	errMu   sync.Mutex
+	lastErr error // the last discovery failure, cleared by a success
+}
+
+// LastError is the last discovery failure of this process (nil once a round
+// succeeds again), for tool answers and doctor to show.
+func (r *Refresher) LastError() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.lastErr
+}
+
+func (r *Refresher) setErr(err error) {
+	r.errMu.Lock()
+	r.lastErr = err
+	r.errMu.Unlock()
 }
 
 // NewRefresher prepares discovery for cat with the walk options and interval.
@@ -96,6 +113,7 @@ func (r *Refresher) round(ctx context.Context) {
 	}
 	if err != nil {
 		r.log.Warn("discovery could not start", "err", err)
+		r.setErr(err)
 		return
 	}
 	defer s.Close()
@@ -103,8 +121,10 @@ func (r *Refresher) round(ctx context.Context) {
 	rd, err := s.RunRound(ctx)
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("discovery round failed", "err", err)
+		r.setErr(err)
 		return
 	}
+	r.setErr(nil)
 	r.log.Debug("discovery round", "dirs", rd.Dirs, "projects", rd.Projects, "finished", rd.Finished, "truncated", rd.Truncated)
 }
 
@@ -122,8 +142,12 @@ func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 			if err != nil {
 				r.log.Warn("discovery slice failed", "err", err)
 			}
+			r.setErr(err)
 			_ = r.cat.ForceSync(ctx)
 			return
+		}
+		if !errors.Is(err, lease.ErrHeld) {
+			r.setErr(err)
 		}
 		r.sliceMu.Unlock()
 	}
