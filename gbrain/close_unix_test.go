@@ -36,4 +36,3 @@ func TestCloseEndsChild(t *testing.T) {
 	_, err = c.GetPage(ctx, "catalog/x", false)
 	wantClass(t, err, gbrain.Transient, gbrain.ErrClosed)
 }
-
