@@ -47,6 +47,8 @@ const (
 	maxGaps = 50
 )
 
+var traceScan = os.Getenv("CGCAT_SCAN_TRACE") == "1"
+
 // Coverage values.
 const (
 	CoverageComplete = "complete"
@@ -105,7 +107,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 type item struct {
 	Path  string `json:"p"`
 	Depth int    `json:"d"`
-	key   string // its queue key when it came from the store
+	key   string // its queue key ("" while only in memory)
 }
 
 // ReadState returns the persisted discovery state.
@@ -175,8 +177,10 @@ type Scanner struct {
 
 	// The lease holder's copy of the persisted state and queue (nil until
 	// loaded); only this process writes them while it holds the lease.
+	mu    sync.Mutex // guards state against the in-flight commit
 	state State
 	stack []item
+	seq   uint64
 }
 
 // LeasePath is the scan lease file in a data dir.
@@ -225,22 +229,35 @@ func (s *Scanner) Close() error { return s.lease.Release() }
 func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 	r := Round{Started: s.now()}
 	deadline := r.Started.Add(s.opt.RoundTime)
+	// One commit may be in flight while the next slice walks: the walk
+	// needs only the in-memory stack, and commits stay in order.
+	var inflight chan error
+	wait := func() error {
+		if inflight == nil {
+			return nil
+		}
+		err := <-inflight
+		inflight = nil
+		return err
+	}
 	for {
 		budget := min(s.opt.SliceDirs, s.opt.RoundDirs-r.Dirs)
 		sliceEnd := s.now().Add(s.opt.SliceTime)
 		if sliceEnd.After(deadline) {
 			sliceEnd = deadline
 		}
-		res, err := s.slice(ctx, budget, sliceEnd)
+		pl, err := s.plan(ctx, budget, sliceEnd)
 		if err != nil {
+			_ = wait()
 			return r, err
 		}
-		r.Dirs += res.dirs
-		r.Projects += res.projects
-		r.Elapsed = Duration(s.now().Sub(r.Started))
-		if res.state.PassRunning == false {
-			r.Finished = true
+		if err := wait(); err != nil {
+			s.stack = nil // the store is the truth again; reload next time
+			return r, err
 		}
+		r.Dirs += len(pl.w.consumed)
+		r.Projects += len(pl.w.found)
+		r.Finished = len(pl.w.pending) == 0
 		var stop bool
 		switch {
 		case r.Finished:
@@ -253,8 +270,17 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 			r.Truncated, stop = "maxRoundMs", true
 		}
 		if stop {
+			if _, err := s.commit(ctx, pl); err != nil {
+				return r, err
+			}
+			r.Elapsed = Duration(s.now().Sub(r.Started))
 			return r, s.endRound(ctx, r)
 		}
+		inflight = make(chan error, 1)
+		go func(pl *slicePlan, done chan error) {
+			_, err := s.commit(ctx, pl)
+			done <- err
+		}(pl, inflight)
 	}
 }
 
@@ -300,23 +326,79 @@ type found struct {
 // holder of the lease keeps it in memory between slices and reads the store
 // only when it starts (or after a failed commit).
 func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResult, error) {
-	var res sliceResult
+	pl, err := s.plan(ctx, n, until)
+	if err != nil {
+		return sliceResult{}, err
+	}
+	return s.commit(ctx, pl)
+}
+
+// slicePlan is one walked slice waiting to be committed.
+type slicePlan struct {
+	w       walkResult
+	newPass bool
+	fresh   []item // unread items first queued by this slice
+	seq     uint64 // next queue sequence number after this slice's keys
+}
+
+// plan walks one slice from the in-memory stack and gives the unread new
+// items their queue keys, so the next slice can walk before this one is
+// committed.
+func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan, error) {
 	if s.stack == nil {
 		if err := s.load(ctx); err != nil {
-			return res, err
+			return nil, err
 		}
 	}
-	newPass := !s.state.PassRunning || s.state.ConfigKey != s.opt.key()
+	s.mu.Lock()
+	pl := &slicePlan{newPass: !s.state.PassRunning || s.state.ConfigKey != s.opt.key()}
+	if pl.newPass {
+		// The pass has begun as far as the next plan is concerned.
+		s.state.PassRunning, s.state.ConfigKey = true, s.opt.key()
+	}
+	s.mu.Unlock()
 	stack := s.stack
-	if newPass {
+	if pl.newPass {
 		stack = nil
 		for i := len(s.opt.Roots) - 1; i >= 0; i-- {
 			stack = append(stack, item{Path: s.opt.Roots[i]})
 		}
 	}
-	w := s.walk(ctx, stack, n, until)
+	t0 := time.Now()
+	pl.w = s.walk(ctx, stack, n, until)
+	if traceScan {
+		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", len(pl.w.consumed), time.Since(t0))
+	}
+	// Unread items keep their keys; new ones get higher sequence numbers in
+	// stack order, so a reload rebuilds the same stack.
+	for i := range pl.w.pending {
+		if pl.w.pending[i].key == "" {
+			pl.w.pending[i].key = prefixQueue + string(be64(s.seq))
+			pl.fresh = append(pl.fresh, pl.w.pending[i])
+			s.seq++
+		}
+	}
+	pl.seq = s.seq
+	s.stack = pl.w.pending
+	if s.stack == nil {
+		s.stack = []item{}
+	}
+	return pl, nil
+}
 
+// commit writes one planned slice in one batch: consumed queue entries
+// removed, new unread ones queued, projects upserted, and the pass finished
+// when nothing is left.
+func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (sliceResult, error) {
+	var res sliceResult
+	w := pl.w
 	var next State
+	t0 := time.Now()
+	defer func() {
+		if traceScan {
+			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v\n", len(w.consumed), len(pl.fresh), time.Since(t0))
+		}
+	}()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
 			return err
@@ -325,7 +407,7 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 		if err != nil {
 			return err
 		}
-		if newPass {
+		if pl.newPass {
 			if err := clearPrefix(tx, prefixQueue); err != nil {
 				return err
 			}
@@ -343,19 +425,13 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 				tx.Delete(it.key)
 			}
 		}
-		// Unread items keep their keys; new ones get higher sequence numbers
-		// in stack order, so a reload rebuilds the same stack.
-		seq := readSeq(tx)
-		for i := range w.pending {
-			if w.pending[i].key != "" {
-				continue
-			}
-			v, _ := json.Marshal(w.pending[i])
-			w.pending[i].key = prefixQueue + string(be64(seq))
-			tx.Put(w.pending[i].key, v)
-			seq++
+		for _, it := range pl.fresh {
+			v, _ := json.Marshal(it)
+			tx.Put(it.key, v)
 		}
-		tx.Put(keyQueueSeq, be64(seq))
+		if pl.seq > readSeq(tx) {
+			tx.Put(keyQueueSeq, be64(pl.seq))
+		}
 		for _, f := range w.found {
 			if err := s.upsert(tx, f); err != nil {
 				return err
@@ -382,10 +458,9 @@ func (s *Scanner) slice(ctx context.Context, n int, until time.Time) (sliceResul
 		s.stack = nil // the store is the truth again; reload next time
 		return res, err
 	}
-	s.stack, s.state = w.pending, next
-	if s.stack == nil {
-		s.stack = []item{}
-	}
+	s.mu.Lock()
+	s.state = next
+	s.mu.Unlock()
 	res.state = next
 	res.dirs, res.projects = len(w.consumed), len(w.found)
 	if s.Progress != nil {
@@ -403,6 +478,9 @@ func (s *Scanner) load(ctx context.Context) error {
 		}
 		s.state = st
 		s.stack = []item{}
+		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
+			s.seq = binary.BigEndian.Uint64(v)
+		}
 		return r.Scan(prefixQueue, func(k string, v []byte) bool {
 			var it item
 			if json.Unmarshal(v, &it) != nil {

@@ -1,0 +1,81 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var (
+	benchTreeOnce sync.Once
+	benchTreeRoot string
+)
+
+// benchTree builds (once per test binary) a tree of 111,110 directories
+// with a project every 100: fan-out 10, depth 5, like a large code folder.
+// CGCAT_BENCH_TREE reuses a tree made before (see bench/scan.sh).
+func benchTree(b *testing.B) string {
+	benchTreeOnce.Do(func() {
+		if p := os.Getenv("CGCAT_BENCH_TREE"); p != "" {
+			benchTreeRoot = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "cgcat-bench-tree-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		var mk func(d string, depth int)
+		mk = func(d string, depth int) {
+			if depth == 5 {
+				return
+			}
+			for i := range 10 {
+				c := filepath.Join(d, fmt.Sprintf("d%d", i))
+				if err := os.Mkdir(c, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				n++
+				if n%100 == 0 {
+					mkProject(b, c)
+					write(b, filepath.Join(c, "package.json"), fmt.Sprintf(`{"name":"pkg-%d","description":"project %d"}`, n, n))
+				}
+				mk(c, depth+1)
+			}
+		}
+		mk(dir, 0)
+		benchTreeRoot = dir
+	})
+	return benchTreeRoot
+}
+
+// BenchmarkScanFullPass measures one whole discovery pass (walk, project
+// checks, metadata, store commits) over the 111k-directory tree, warm cache.
+func BenchmarkScanFullPass(b *testing.B) {
+	root := benchTree(b)
+	opt := testOptions(root)
+	opt.MaxDepth = 10
+	dirs := 0
+	for b.Loop() {
+		st := newStore(b)
+		s, err := Start(context.Background(), st, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			r, err := s.RunRound(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			dirs += r.Dirs
+			if r.Finished {
+				break
+			}
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
+}
