@@ -1,20 +1,37 @@
 // Package search is the catalog's in-memory lexical index over project
-// metadata (R16): exact-match tiers for package name, alias and project
-// name, then a hand-written BM25F over the metadata fields, with camelCase /
-// snake / kebab splitting, light English stemming and CJK bigrams.
+// metadata (R16).
 //
 // It owns tokenisation, ranking, tie order and the short reasons attached to
-// each hit. It must never do I/O, read files, call GBrain, or decide sharing:
-// the caller passes a keep filter with every Search and List, and a document
-// the filter rejects never appears and never shapes a reason. (It does count
-// in corpus statistics — document frequencies and average field lengths — so
-// it can nudge the scores of visible hits; nothing else of it is observable.)
+// each hit. It must never do I/O, read files, call GBrain, or decide
+// sharing: the caller passes a keep filter with every Search and List, and a
+// document the filter rejects never appears and never shapes a reason. (It
+// still counts in corpus statistics — document frequencies and average
+// field lengths — so it can nudge the scores of visible hits; nothing else
+// of it is observable.)
+//
+// Ranking, best first:
+//
+//  1. Exact tiers: the whole query is a package name (full, then the
+//     unscoped / last-path-segment / artifact-id form), an alias, or the
+//     project name. Case never matters; within each, a literal match beats
+//     one that only agrees once separators are removed (react router dom,
+//     react_router_dom and reactRouterDom all meet react-router-dom).
+//  2. BM25F over name, aliases, packages (high weight), keywords, tags,
+//     description (medium), README excerpt and path segments (low), times
+//     a coordination factor: the share of the query's distinct terms a
+//     document matches. Terms: lowercase words split at separators,
+//     camelCase humps and letter/digit changes, plus each compound joined
+//     (orderSdk and order-sdk share "ordersdk"); plural stemming; CJK runs
+//     as overlapping bigrams.
+//  3. Ties: SortKey, then ID.
 //
 // Reasons are built only from the query's own words and fixed field names,
 // never from document text, so they are safe to show to an agent as data.
 package search
 
 import (
+	"bytes"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -60,8 +77,10 @@ func (t Tier) String() string {
 
 // Hit is one search result. Score never increases down a result list: it
 // is the exact-match band (an integer, 0 for lexical hits) plus the lexical
-// relevance squashed into [0,1). Scores compare only within one Search call.
-// Reasons are at most three short phrases; treat the slice as read-only.
+// relevance squashed into [0,1), at float32 precision. Scores compare only
+// within one Search call.
+// Reasons are at most three short phrases. Hits with the same reasons share
+// one slice: treat it as read-only.
 type Hit struct {
 	ID      string
 	Score   float64
@@ -115,7 +134,7 @@ type docEntry struct {
 	name        string   // lowerFold form, for literal exact matches
 	aliases     []string // lowerFold
 	packages    []string // lowerFold
-	terms       []uint32 // sorted term ids, to remove postings without re-tokenising
+	terms       termList // to remove postings without re-tokenising
 }
 
 type exactKind uint8
@@ -135,6 +154,7 @@ type Index struct {
 	mu     sync.RWMutex
 	byID   map[string]uint32
 	docs   []docEntry
+	idOf   []string            // per slot: the id (dense: read for every hit and keep call)
 	flen   [][numFields]uint16 // per slot: tokens per field (dense: read on every posting)
 	free   []uint32            // dead slots to reuse
 	live   int
@@ -153,6 +173,7 @@ type Index struct {
 	orderPending []uint32
 	order        []uint32 // live slots by (sortKey, id)
 	rank         []uint32 // slot → position in order
+	spare        []uint32 // the previous order's memory, reused by the next repair
 }
 
 // New returns an empty index.
@@ -181,9 +202,29 @@ type builder struct {
 	tfs   []uint32
 	flen  [numFields]uint16
 	pairs []idTF
+	enc   []byte
 }
 
 type idTF struct{ id, tfs uint32 }
+
+// termList is a document's sorted term ids as varint deltas: about a third
+// of the size of a []uint32, and only ever read in order.
+type termList []byte
+
+type termIter struct {
+	b    []byte
+	prev uint32
+}
+
+func (it *termIter) next() (uint32, bool) {
+	if len(it.b) == 0 {
+		return 0, false
+	}
+	d, n := binary.Uvarint(it.b)
+	it.b = it.b[n:]
+	it.prev += uint32(d)
+	return it.prev, true
+}
 
 var builderPool = sync.Pool{New: func() any {
 	b := &builder{pos: map[string]int32{}}
@@ -264,7 +305,7 @@ func (ix *Index) Put(d Doc) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, exists := ix.byID[d.ID]
-	var old []uint32
+	var old termList
 	if exists {
 		e := &ix.docs[slot]
 		old = e.terms
@@ -287,26 +328,32 @@ func (ix *Index) Put(d Doc) {
 	slices.SortFunc(pairs, func(a, b idTF) int { return int(a.id) - int(b.id) })
 	b.pairs = pairs
 
-	ids := make([]uint32, len(pairs))
-	i, j := 0, 0
-	for i < len(old) || j < len(pairs) {
+	// Merge the old and new sorted term lists: drop, update or add postings.
+	it := termIter{b: old}
+	ov, ook := it.next()
+	for j := 0; ook || j < len(pairs); {
 		switch {
-		case j == len(pairs) || (i < len(old) && old[i] < pairs[j].id):
-			ix.removePosting(old[i], slot)
-			i++
-		case i == len(old) || pairs[j].id < old[i]:
+		case j == len(pairs) || (ook && ov < pairs[j].id):
+			ix.removePosting(ov, slot)
+			ov, ook = it.next()
+		case !ook || pairs[j].id < ov:
 			ix.setPosting(pairs[j].id, slot, pairs[j].tfs)
-			ids[j] = pairs[j].id
 			j++
 		default:
 			ix.setPosting(pairs[j].id, slot, pairs[j].tfs)
-			ids[j] = pairs[j].id
-			i++
 			j++
+			ov, ook = it.next()
 		}
 	}
-	entry.terms = ids
+	b.enc = b.enc[:0]
+	prev := uint32(0)
+	for _, p := range pairs {
+		b.enc = binary.AppendUvarint(b.enc, uint64(p.id-prev))
+		prev = p.id
+	}
+	entry.terms = termList(bytes.Clone(b.enc))
 	ix.docs[slot] = entry
+	ix.idOf[slot] = d.ID
 	ix.flen[slot] = b.flen
 	ix.addLens(slot, 1)
 	ix.indexExact(slot, true)
@@ -320,12 +367,17 @@ func (ix *Index) Delete(id string) {
 	if !ok {
 		return
 	}
-	for _, t := range ix.docs[slot].terms {
+	for it := (termIter{b: ix.docs[slot].terms}); ; {
+		t, ok := it.next()
+		if !ok {
+			break
+		}
 		ix.removePosting(t, slot)
 	}
 	ix.indexExact(slot, false)
 	ix.addLens(slot, -1)
 	ix.docs[slot] = docEntry{}
+	ix.idOf[slot] = ""
 	ix.flen[slot] = [numFields]uint16{}
 	delete(ix.byID, id)
 	ix.free = append(ix.free, slot)
@@ -340,6 +392,7 @@ func (ix *Index) allocSlot() uint32 {
 		return s
 	}
 	ix.docs = append(ix.docs, docEntry{})
+	ix.idOf = append(ix.idOf, "")
 	ix.flen = append(ix.flen, [numFields]uint16{})
 	return uint32(len(ix.docs) - 1)
 }
@@ -498,8 +551,16 @@ func (ix *Index) indexExact(slot uint32, add bool) {
 }
 
 // ensureOrder returns the live slots in (sortKey, id) order and each slot's
-// rank in it, merging in the slots changed since the last call. Callers hold
-// the read lock.
+// rank in it, bringing in the slots changed since the last call. Callers
+// hold the read lock.
+//
+// The order is repaired, not rebuilt: changed slots are dropped from it
+// (found through their old rank), then re-inserted — by binary search when
+// they are few, which costs a handful of string comparisons instead of one
+// per document, or by one merge pass after a bulk load. The slices are
+// reused in place: a reader only holds them within one read-lock period,
+// and a repair only happens after a writer, so no reader can still be
+// looking at them.
 func (ix *Index) ensureOrder() (order, rank []uint32) {
 	ix.orderMu.Lock()
 	defer ix.orderMu.Unlock()
@@ -513,34 +574,67 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 		}
 		return strings.Compare(da.id, db.id)
 	}
-	changed := make([]bool, len(ix.docs))
+	pending := ix.orderPending
+	slices.Sort(pending)
+	pending = slices.Compact(pending)
+
+	// Drop every changed slot still in the order. A slot's old rank finds it;
+	// the check order[r] == s rejects ranks that are stale or out of range.
+	var drop []uint32
 	var add []uint32
-	for _, s := range ix.orderPending {
-		if !changed[s] {
-			changed[s] = true
-			if ix.docs[s].live {
-				add = append(add, s)
+	for _, s := range pending {
+		if int(s) < len(ix.rank) {
+			if r := ix.rank[s]; int(r) < len(ix.order) && ix.order[r] == s {
+				drop = append(drop, r)
 			}
 		}
+		if ix.docs[s].live {
+			add = append(add, s)
+		}
 	}
-	slices.SortFunc(add, less)
-	merged := make([]uint32, 0, ix.live)
-	i := 0
-	for _, s := range ix.order {
-		if changed[s] {
+	slices.Sort(drop)
+	kept := ix.order[:0]
+	for r, s := range ix.order {
+		if len(drop) > 0 && drop[0] == uint32(r) {
+			drop = drop[1:]
 			continue
 		}
-		for i < len(add) && less(add[i], s) < 0 {
-			merged = append(merged, add[i])
-			i++
-		}
-		merged = append(merged, s)
+		kept = append(kept, s)
 	}
-	merged = append(merged, add[i:]...)
-	rank = make([]uint32, len(ix.docs))
+
+	slices.SortFunc(add, less)
+	merged := slices.Grow(ix.spare[:0], len(kept)+len(add))
+	if len(add)*32 < len(kept) {
+		// Few changes: place each by binary search, copy the runs between.
+		from := 0
+		for _, s := range add {
+			at, _ := slices.BinarySearchFunc(kept[from:], s, func(k, t uint32) int { return less(k, t) })
+			merged = append(merged, kept[from:from+at]...)
+			merged = append(merged, s)
+			from += at
+		}
+		merged = append(merged, kept[from:]...)
+	} else {
+		i := 0
+		for _, s := range kept {
+			for i < len(add) && less(add[i], s) < 0 {
+				merged = append(merged, add[i])
+				i++
+			}
+			merged = append(merged, s)
+		}
+		merged = append(merged, add[i:]...)
+	}
+
+	rank = ix.rank
+	if len(rank) < len(ix.docs) {
+		rank = make([]uint32, len(ix.docs), cap(ix.docs))
+	}
+	rank = rank[:len(ix.docs)]
 	for r, s := range merged {
 		rank[s] = uint32(r)
 	}
+	ix.spare = ix.order[:0]
 	ix.order, ix.rank, ix.orderPending = merged, rank, ix.orderPending[:0]
 	return ix.order, ix.rank
 }
@@ -554,7 +648,7 @@ func (ix *Index) List(keep func(id string) bool) []string {
 	order, _ := ix.ensureOrder()
 	out := make([]string, 0, len(order))
 	for _, s := range order {
-		if id := ix.docs[s].id; keep == nil || keep(id) {
+		if id := ix.idOf[s]; keep == nil || keep(id) {
 			out = append(out, id)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -160,43 +161,80 @@ func bound(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// quote bounds s and quotes it; strconv.Quote escapes quotes and control
-// characters, so a reason is always one clean line.
+// quote makes query text safe to show: printable characters only (control
+// and format characters dropped, whitespace runs made one space, invalid
+// UTF-8 replaced), at most n runes, then quoted. strconv.Quote then only
+// has quotes and backslashes left to escape, so a reason stays one short
+// line.
 func quote(s string, n int) string {
-	return strconv.Quote(bound(s, n))
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case !unicode.IsPrint(r) && r != utf8.RuneError:
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return strconv.Quote(bound(b.String(), n))
 }
 
+// cand is one document a query touched. It is kept small (32 bytes): a
+// query that matches most of a large corpus walks tens of thousands.
 type cand struct {
 	slot  uint32
 	band  uint8
 	label uint8 // index into partialLabels for package partial matches
 	score float64
-	mask  uint64            // query terms matched anywhere
-	fm    [numFields]uint64 // query terms matched per field
+	mask  uint64 // query terms matched anywhere
+	// Query terms matched per field. For queries of at most narrowTerms
+	// terms (nearly all), packed here: bit 8·f+i says term i matched field
+	// f. Wider queries keep them in scratch.wide.
+	fm uint64
 }
 
-type ranked struct {
-	score float64
-	rank  uint32
-	ci    int32
-}
+const narrowTerms = 8
 
 type scratch struct {
-	idx    []int32 // slot → 1 + index in cands; 0: not a candidate
-	cands  []cand
-	ranked []ranked
+	idx   []int32 // slot → 1 + index in cands; 0: not a candidate
+	cands []cand
+	wide  [][numFields]uint64 // per cand, for queries of more than narrowTerms terms
+	keys  []uint64            // sort keys, see Search
+	tmp   []uint64            // radix sort buffer
+}
+
+// fieldMasks returns, per field, the query terms cand ci matched there.
+func (sc *scratch) fieldMasks(ci int, narrow bool) (fm [numFields]uint64) {
+	if !narrow {
+		return sc.wide[ci]
+	}
+	for f := range fm {
+		fm[f] = sc.cands[ci].fm >> (8 * f) & 0xff
+	}
+	return fm
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-func (sc *scratch) cand(slot uint32) *cand {
+// cand returns the index of slot's candidate, adding one if needed.
+func (sc *scratch) cand(slot uint32, narrow bool) int {
 	ci := sc.idx[slot]
 	if ci == 0 {
 		sc.cands = append(sc.cands, cand{slot: slot})
+		if !narrow {
+			sc.wide = append(sc.wide, [numFields]uint64{})
+		}
 		ci = int32(len(sc.cands))
 		sc.idx[slot] = ci
 	}
-	return &sc.cands[ci-1]
+	return int(ci - 1)
 }
 
 // Search returns every document that matches query and that keep accepts
@@ -204,32 +242,48 @@ func (sc *scratch) cand(slot uint32) *cand {
 // whitespace query returns nil: listing is List's job. keep runs under the
 // index's read lock, so it must not call back into the Index.
 func (ix *Index) Search(query string, keep func(id string) bool) []Hit {
+	hits, _ := ix.SearchTop(query, keep, -1)
+	return hits
+}
+
+// SearchTop is Search cut to the best n hits (n < 0: all), with the number
+// of hits Search would return. The first n hits are exactly Search's first
+// n, so a page at offset o of size l is SearchTop(q, keep, o+l)[o:]. It
+// saves most of the cost of a query that matches much of the catalog: only
+// the returned hits are sorted and given reasons.
+func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits []Hit, total int) {
 	q := parseQuery(query)
-	if q == nil || (len(q.terms) == 0 && q.norm == "") {
-		return nil
+	if q == nil || (len(q.terms) == 0 && q.norm == "") || n == 0 {
+		return nil, 0
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.live == 0 {
-		return nil
+		return nil, 0
 	}
-	_, rank := ix.ensureOrder()
+	order, rank := ix.ensureOrder()
 
 	sc := scratchPool.Get().(*scratch)
 	if len(sc.idx) < len(ix.docs) {
 		sc.idx = make([]int32, len(ix.docs))
 	}
-	sc.cands = sc.cands[:0]
-	ix.score(q, sc)
-	ix.matchExact(q, sc)
+	sc.cands, sc.wide = sc.cands[:0], sc.wide[:0]
+	narrow := len(q.terms) <= narrowTerms
+	ix.score(q, sc, narrow)
+	ix.matchExact(q, sc, narrow)
 
-	// Filter before anything about a candidate becomes observable.
+	// Filter before anything about a candidate becomes observable. Each
+	// kept candidate gets one sort key: the score as float32 bits, inverted
+	// so that higher scores sort first, then its rank in the listing order
+	// for ties. Positive float32 bits order like the values, and sorting
+	// plain uint64s is several times faster than a comparator over structs.
+	// Scores are reported at the same float32 precision, so the list order
+	// and the reported scores always agree.
 	nq := float64(len(q.terms))
-	rs := sc.ranked[:0]
+	keys := sc.keys[:0]
 	for ci := range sc.cands {
 		c := &sc.cands[ci]
-		sc.idx[c.slot] = 0
-		if keep != nil && !keep(ix.docs[c.slot].id) {
+		if keep != nil && !keep(ix.idOf[c.slot]) {
 			continue
 		}
 		lex := 0.0
@@ -238,42 +292,122 @@ func (ix *Index) Search(query string, keep func(id string) bool) []Hit {
 			// distinct terms ranks higher.
 			lex = c.score * float64(bits.OnesCount64(c.mask)) / nq
 		}
-		rs = append(rs, ranked{float64(c.band) + lex/(lex+1), rank[c.slot], int32(ci)})
+		// lex/(lex+1) < 1 keeps bands apart; the cap keeps float32
+		// rounding from ever reaching the next band.
+		score := float32(float64(c.band) + min(lex/(lex+1), 0.999))
+		keys = append(keys, uint64(^math.Float32bits(score))<<32|uint64(rank[c.slot]))
 	}
-	slices.SortFunc(rs, func(a, b ranked) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return int(a.rank) - int(b.rank)
-	})
+	total = len(keys)
+	if n >= 0 && n < len(keys) {
+		keys = smallest(keys, n)
+	}
+	sc.tmp = sortKeys(keys, sc.tmp)
 
-	var hits []Hit
-	if len(rs) > 0 {
-		hits = make([]Hit, len(rs))
-		rb := reasonBuilder{q: q}
-		backing := make([]string, 0, maxReasons*len(rs))
-		for i, r := range rs {
-			c := &sc.cands[r.ci]
-			start := len(backing)
-			backing = rb.reasons(backing, c)
+	if len(keys) > 0 {
+		hits = make([]Hit, len(keys))
+		rb := &reasonBuilder{q: q}
+		for i, k := range keys {
+			slot := order[uint32(k)]
+			ci := int(sc.idx[slot] - 1)
+			c := &sc.cands[ci]
+			key := reasonKey{band: c.band, label: c.label}
+			if narrow {
+				key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
+			} else {
+				key.fm = sc.wide[ci]
+			}
 			hits[i] = Hit{
-				ID:      ix.docs[c.slot].id,
-				Score:   r.score,
+				ID:      ix.idOf[slot],
+				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
 				Tier:    tierOf(c.band),
-				Reasons: backing[start:len(backing):len(backing)],
+				Reasons: rb.reasons(&key, sc, ci, narrow),
 			}
 		}
 	}
-	sc.ranked = rs[:0]
+	for _, c := range sc.cands {
+		sc.idx[c.slot] = 0
+	}
+	sc.keys = keys[:0]
 	scratchPool.Put(sc)
-	return hits
+	return hits, total
+}
+
+// smallest moves the n smallest keys (unordered) to the front of keys and
+// returns them, keeping a max-heap of the best n seen: most keys lose to the
+// heap's top in one comparison.
+func smallest(keys []uint64, n int) []uint64 {
+	h := keys[:n]
+	for i := n/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for _, k := range keys[n:] {
+		if k < h[0] {
+			h[0] = k
+			siftDown(h, 0)
+		}
+	}
+	return h
+}
+
+func siftDown(h []uint64, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && h[r] > h[l] {
+			l = r
+		}
+		if h[i] >= h[l] {
+			return
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
+}
+
+// sortKeys sorts keys ascending and returns the (possibly grown) buffer.
+// Large answers use an LSD radix sort, a byte per pass, skipping bytes that
+// are the same in every key (most of the rank's high bytes, often the
+// score's exponent): linear time where a comparison sort of a query that
+// matches most of the corpus would dominate the query's cost.
+func sortKeys(keys, buf []uint64) []uint64 {
+	if len(keys) < 512 {
+		slices.Sort(keys)
+		return buf
+	}
+	if cap(buf) < len(keys) {
+		buf = make([]uint64, len(keys))
+	}
+	src, dst := keys, buf[:len(keys)]
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range src {
+			count[byte(k>>shift)]++
+		}
+		if count[byte(src[0]>>shift)] == len(src) {
+			continue // every key has this byte: the pass would not move anything
+		}
+		pos := 0
+		for i, n := range count {
+			count[i] = pos
+			pos += n
+		}
+		for _, k := range src {
+			b := byte(k >> shift)
+			dst[count[b]] = k
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	return buf
 }
 
 // score accumulates BM25F over the query terms into sc.cands.
-func (ix *Index) score(q *query, sc *scratch) {
+func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 	n := float64(ix.live)
 	// Per-field length normalisation: tf·w / (1 − b + b·len/avglen).
 	var a, c [numFields]float64
@@ -294,13 +428,18 @@ func (ix *Index) score(q *query, sc *scratch) {
 		bit := uint64(1) << i
 		for _, p := range post {
 			fl := &ix.flen[p.slot]
-			cd := sc.cand(p.slot)
+			ci := sc.cand(p.slot, narrow)
+			cd := &sc.cands[ci]
 			tf := 0.0
 			for tfs := p.tfs; tfs != 0; {
 				sh := uint(bits.TrailingZeros32(tfs)) &^ 3
 				f := sh >> 2
 				tf += fieldWeight[f] * float64((tfs>>sh)&15) / (a[f] + c[f]*float64(fl[f]))
-				cd.fm[f] |= bit
+				if narrow {
+					cd.fm |= bit << (8 * f)
+				} else {
+					sc.wide[ci][f] |= bit
+				}
 				tfs &^= 15 << sh
 			}
 			cd.score += idf * tf / (k1 + tf)
@@ -313,14 +452,14 @@ var partialLabels = []string{"without scope", "artifact id", "last path segment"
 
 // matchExact raises the band of documents whose package, alias or name is
 // the query.
-func (ix *Index) matchExact(q *query, sc *scratch) {
+func (ix *Index) matchExact(q *query, sc *scratch, narrow bool) {
 	if q.norm == "" {
 		return
 	}
 	for k := range numExact {
 		for _, slot := range ix.exact[k][q.norm] {
 			band, label := ix.exactBand(exactKind(k), slot, q)
-			if c := sc.cand(slot); band > c.band {
+			if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
 				c.band, c.label = band, label
 			}
 		}
@@ -376,26 +515,80 @@ var fieldPhrase = [numFields]string{
 	fPath:        "path contains ",
 }
 
-// reasonBuilder memoises reason strings within one Search: many hits share
-// the same (field, matched terms), and the strings depend on nothing else.
+// reasonBuilder memoises reasons within one Search: they depend only on the
+// query and on which terms matched in which fields, and a query's hits fall
+// into few such patterns. A direct-mapped table over a hash of the pattern
+// finds a known one with a single key comparison; a collision only costs a
+// rebuild.
 type reasonBuilder struct {
 	q     *query
+	sets  []reasonSet
+	table [1 << reasonTableBits]int32 // hash → 1 + index in sets
+	last  int32                       // 1 + index of the last pattern returned
 	exact map[[2]uint8]string
+	short [numFields][]maskReason
 	lex   map[lexKey]string
 }
+
+const reasonTableBits = 10
+
+type reasonKey struct {
+	band, label uint8
+	fm          [numFields]uint64
+}
+
+func (k *reasonKey) hash() uint64 {
+	h := uint64(k.band)<<8 | uint64(k.label)
+	for f, m := range k.fm {
+		if m != 0 { // narrow keys use only fm[0]: one round
+			h = (h ^ m ^ uint64(f)<<59) * 0x9e3779b97f4a7c15
+			h ^= h >> 29
+		}
+	}
+	return h
+}
+
+type reasonSet struct {
+	key     reasonKey
+	reasons []string
+}
+
+type maskReason struct {
+	mask uint64
+	s    string
+}
+
+const shortMemo = 16
 
 type lexKey struct {
 	f    field
 	mask uint64
 }
 
-func (rb *reasonBuilder) reasons(dst []string, c *cand) []string {
-	n := 0
+// reasons returns the reasons for a match pattern; hits with the same
+// pattern share the slice. A new pattern is expanded from candidate ci.
+func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow bool) []string {
+	if rb.last > 0 && rb.sets[rb.last-1].key == *key { // neighbours in score order often match alike
+		return rb.sets[rb.last-1].reasons
+	}
+	slot := key.hash() >> (64 - reasonTableBits)
+	if i := rb.table[slot]; i > 0 && rb.sets[i-1].key == *key {
+		rb.last = i
+		return rb.sets[i-1].reasons
+	}
+	rs := rb.build(key.band, key.label, sc.fieldMasks(ci, narrow))
+	rb.sets = append(rb.sets, reasonSet{*key, rs})
+	rb.table[slot] = int32(len(rb.sets))
+	rb.last = int32(len(rb.sets))
+	return rs
+}
+
+func (rb *reasonBuilder) build(band, label uint8, fm [numFields]uint64) []string {
+	dst := make([]string, 0, maxReasons)
 	skip := field(numFields)
-	if c.band > bandLexical {
-		dst = append(dst, rb.exactReason(c.band, c.label))
-		n++
-		switch tierOf(c.band) {
+	if band > bandLexical {
+		dst = append(dst, rb.exactReason(band, label))
+		switch tierOf(band) {
 		case TierPackage:
 			skip = fPackage
 		case TierAlias:
@@ -405,16 +598,15 @@ func (rb *reasonBuilder) reasons(dst []string, c *cand) []string {
 		}
 	}
 	for f := range numFields {
-		if n == maxReasons {
+		if len(dst) == maxReasons {
 			break
 		}
-		if f == skip || c.fm[f] == 0 {
+		if f == skip || fm[f] == 0 {
 			continue
 		}
-		dst = append(dst, rb.lexReason(f, c.fm[f]))
-		n++
+		dst = append(dst, rb.lexReason(f, fm[f]))
 	}
-	return dst
+	return dst[:len(dst):len(dst)]
 }
 
 func (rb *reasonBuilder) exactReason(band, label uint8) string {
@@ -450,6 +642,11 @@ func (rb *reasonBuilder) exactReason(band, label uint8) string {
 }
 
 func (rb *reasonBuilder) lexReason(f field, mask uint64) string {
+	for _, mr := range rb.short[f] {
+		if mr.mask == mask {
+			return mr.s
+		}
+	}
 	key := lexKey{f, mask}
 	if s, ok := rb.lex[key]; ok {
 		return s
@@ -485,6 +682,10 @@ func (rb *reasonBuilder) lexReason(f field, mask uint64) string {
 	s := fieldPhrase[f] + strings.Join(items, ", ")
 	if more {
 		s += ", …"
+	}
+	if len(rb.short[f]) < shortMemo {
+		rb.short[f] = append(rb.short[f], maskReason{mask, s})
+		return s
 	}
 	if rb.lex == nil {
 		rb.lex = map[lexKey]string{}

@@ -446,6 +446,12 @@ func TestReasonsUseOnlyQueryWords(t *testing.T) {
 	if len(hits) != 1 || utf8.RuneCountInString(hits[0].Reasons[0]) > 80 {
 		t.Errorf("%+v", hits)
 	}
+	// Control characters and invalid bytes in a query never reach a reason.
+	ix.Put(Doc{ID: "d", Name: "ab"})
+	hits = ix.Search("a\x00\x01\u200b\xffb", nil)
+	if len(hits) == 0 || hits[0].ID != "d" || hits[0].Reasons[0] != "name matches \"a\ufffdb\" (ignoring separators)" {
+		t.Errorf("%+v", hits)
+	}
 	// Many matched words are elided.
 	ix.Put(Doc{ID: "c", Description: "one two three four five"})
 	hits = ix.Search("one two three four five", nil)
@@ -532,5 +538,99 @@ func TestTierString(t *testing.T) {
 		if got := fmt.Sprint(tier); got != want {
 			t.Errorf("%d: %q", tier, got)
 		}
+	}
+}
+
+func TestSortKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{0, 1, 5, 511, 512, 513, 5000} {
+		for _, spread := range []uint64{1, 1 << 8, 1 << 40, 0} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				if spread == 0 {
+					keys[i] = r.Uint64()
+				} else {
+					keys[i] = 7<<56 | r.Uint64N(spread)
+				}
+			}
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			sortKeys(keys, nil)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("n=%d spread=%d: not sorted", n, spread)
+			}
+		}
+	}
+}
+
+// TestListOrderRepair checks the listing order after every kind of change,
+// one at a time (binary-search repair) and in batches (merge repair).
+func TestListOrderRepair(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	ix := New()
+	live := map[string]string{} // id → sort key
+	want := func() []string {
+		out := make([]string, 0, len(live))
+		for id := range live {
+			out = append(out, id)
+		}
+		slices.SortFunc(out, func(a, b string) int {
+			if c := strings.Compare(live[a], live[b]); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		return out
+	}
+	for step := range 2000 {
+		batch := 1
+		if step%100 == 99 {
+			batch = 80
+		}
+		for range batch {
+			id := fmt.Sprintf("d%03d", r.IntN(300))
+			if r.IntN(4) == 0 {
+				ix.Delete(id)
+				delete(live, id)
+				continue
+			}
+			key := fmt.Sprintf("k%02d", r.IntN(50)) // many equal keys: ties by id
+			ix.Put(Doc{ID: id, SortKey: key, Name: key})
+			live[id] = key
+		}
+		if got := ix.List(nil); !slices.Equal(got, want()) {
+			t.Fatalf("step %d: order wrong", step)
+		}
+		if step%10 == 0 { // Search's tie order comes from the same ranks
+			if got := ids(ix.Search("k07", nil)); !slices.IsSortedFunc(got, func(a, b string) int { return strings.Compare(a, b) }) {
+				t.Fatalf("step %d: tie order %v", step, got)
+			}
+		}
+	}
+}
+
+func TestSearchTop(t *testing.T) {
+	c := newCorpus(13)
+	docs := c.docs(1500)
+	ix := build(docs...)
+	keep := func(id string) bool { return id[len(id)-1] != '5' }
+	for _, q := range c.queries(docs, 150) {
+		all := ix.Search(q, keep)
+		for _, n := range []int{1, 2, 10, 100, len(all), len(all) + 5} {
+			top, total := ix.SearchTop(q, keep, n)
+			if total != len(all) {
+				t.Fatalf("%q n=%d: total %d, want %d", q, n, total, len(all))
+			}
+			want := all[:min(n, len(all))]
+			if len(want) == 0 {
+				want = nil
+			}
+			if !reflect.DeepEqual(top, want) {
+				t.Fatalf("%q n=%d: top differs from Search prefix", q, n)
+			}
+		}
+	}
+	if h, total := ix.SearchTop("order", nil, 0); h != nil || total != 0 {
+		t.Errorf("n=0: %v %d", h, total)
 	}
 }

@@ -379,14 +379,15 @@ func stem(b []byte) []byte {
 // every separator removed. "React Router DOM", "react_router_dom",
 // "reactRouterDom" and "react-router-dom" all become "reactrouterdom".
 func normalize(s string) string {
-	var b strings.Builder
+	var buf [128]byte // most names fit; the result is copied at its exact size
+	b := buf[:0]
 	for _, r := range s {
 		r = foldWidth(r)
 		if c := classify(r); c == clAlnum || c == clCJK {
-			b.WriteRune(unicode.ToLower(r))
+			b = utf8.AppendRune(b, unicode.ToLower(r))
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // lowerFold is the case-insensitive literal form: trimmed, lowercase,
