@@ -84,6 +84,9 @@ func str(args map[string]any, name string, maxLen int) (string, bool, error) {
 	return s, true, nil
 }
 
+// maxExact is the largest integer a JSON number (a float64) holds exactly.
+const maxExact = 1 << 53
+
 func integer(args map[string]any, name string, lo, hi float64) (int64, bool, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
@@ -102,8 +105,13 @@ func integer(args map[string]any, name string, lo, hi float64) (int64, bool, err
 		return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be a whole number, got %v", f)}
 	}
 	if f < lo || f > hi {
-		if hi == math.MaxInt32 {
-			return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be at least %v, got %v", lo, f)}
+		if hi == maxExact {
+			// The schema sets no maximum: only numbers a float64 holds
+			// exactly are taken.
+			if f < lo {
+				return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be at least %v, got %v", lo, f)}
+			}
+			return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("is too large (%v); pass the recordRevision from an earlier answer", f)}
 		}
 		return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be between %v and %v, got %v", lo, hi, f)}
 	}
@@ -183,7 +191,7 @@ func ParseResolveArgs(args map[string]any) (ResolveArgs, error) {
 		return a, &ArgError{Arg: "projectId", Problem: "is required: pass a projectId (like cg_…) from an earlier answer"}
 	}
 	a.ProjectID = id
-	if n, has, err := integer(args, "expectedRecordRevision", 1, math.MaxInt32); err != nil {
+	if n, has, err := integer(args, "expectedRecordRevision", 1, maxExact); err != nil {
 		return a, err
 	} else if has {
 		a.ExpectedRecordRevision = uint64(n)

@@ -29,7 +29,7 @@ type cursorBody struct {
 type snapshot struct {
 	id       string
 	binding  uint64
-	ranked   []ranked
+	list     *listing
 	revision uint64
 	created  time.Time
 }
@@ -107,7 +107,7 @@ func (c *cursors) open(cur string, binding uint64, now time.Time) (*snapshot, in
 	defer c.mu.Unlock()
 	c.expire(now)
 	s := c.snaps[b.S]
-	if s == nil || s.binding != binding || b.O <= 0 || b.O >= len(s.ranked) {
+	if s == nil || s.binding != binding || b.O <= 0 || b.O >= len(s.list.ids) {
 		return nil, 0, errCursor
 	}
 	return s, b.O, nil

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
@@ -63,6 +65,14 @@ type Frontend struct {
 	cat     *catalog.Catalog
 	ref     *catalog.Refresher
 	openErr error
+
+	// Plain listings (no query) by catalog revision and workspace: they
+	// are the same until the catalog changes (the policy never changes in
+	// a frontend's life), and filtering the whole catalog by the sharing
+	// policy is the costly part of a call.
+	plainMu sync.Mutex
+	plain   map[plainKey]*listing
+	self    map[plainKey]string // workspace → id of its own project ("" for none)
 }
 
 // RevalidateAfter is the hint given with every record (R23): not a lock.
@@ -113,12 +123,39 @@ func (f *Frontend) Catalog() *catalog.Catalog { return f.cat }
 // Refresher is the discovery loop (nil before Ready or without roots).
 func (f *Frontend) Refresher() *catalog.Refresher { return f.ref }
 
-// ranked is one entry of a listing, in order.
-type ranked struct {
-	id        string
-	reasons   []string
-	workspace string
+// listing is one ordered result. It is read-only once built: plain
+// listings are cached per catalog revision and shared by every snapshot
+// (and cursor) taken from them, so a 100k-project catalog is not copied per
+// call.
+type listing struct {
+	ids       []string
+	reasons   [][]string // parallel to ids: why each matched; nil when none did
+	workspace []string   // parallel to ids: "self", "related" or ""; nil without a hint
 }
+
+func (l *listing) reasonsAt(i int) []string {
+	if i < len(l.reasons) && l.reasons[i] != nil {
+		return l.reasons[i]
+	}
+	return []string{}
+}
+
+func (l *listing) workspaceAt(i int) string {
+	if i < len(l.workspace) {
+		return l.workspace[i]
+	}
+	return ""
+}
+
+// plainKey names a cached plain listing: the catalog revision it was built
+// from and the workspace hint it was ranked for.
+type plainKey struct {
+	rev uint64
+	ws  string
+}
+
+// maxPlain bounds the cached plain listings (one per workspace hint seen).
+const maxPlain = 8
 
 func (f *Frontend) base(status string) *Envelope {
 	e := &Envelope{SchemaVersion: SchemaVersion, Status: status, Projects: []Project{}, GBrainState: GBrainDisabled}
@@ -185,18 +222,16 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 			return e, nil
 		}
 	} else {
-		var list []ranked
+		var list *listing
 		list, gstate = f.rank(ctx, a.Query, ws)
-		snap = &snapshot{binding: binding, ranked: list, revision: cat.Revision(), created: f.opt.Now()}
-		if len(list) > a.Limit {
-			f.cursors.keep(snap)
-		}
+		snap = &snapshot{binding: binding, list: list, revision: cat.Revision(), created: f.opt.Now()}
 	}
 	e := f.base(StatusOK)
 	if gstate != "" {
 		e.GBrainState = gstate
 	}
-	if len(snap.ranked) == 0 {
+	ids := snap.list.ids
+	if len(ids) == 0 {
 		e.Status = StatusNoMatches
 		e.Message = "No catalogued project matches. This says nothing about code that exists elsewhere"
 		if e.Coverage != scan.CoverageComplete {
@@ -205,9 +240,9 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		e.Message += "."
 		return e, nil
 	}
-	end := min(offset+a.Limit, len(snap.ranked))
-	for _, r := range snap.ranked[offset:end] {
-		p := cat.Get(r.id)
+	end := min(offset+a.Limit, len(ids))
+	for i := offset; i < end; i++ {
+		p := cat.Get(ids[i])
 		if p == nil {
 			continue
 		}
@@ -215,9 +250,9 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		if !ck.Allowed {
 			continue // outside this view: omitted without trace (R19)
 		}
-		e.Projects = append(e.Projects, f.project(p, ck, r.reasons, r.workspace, true))
+		e.Projects = append(e.Projects, f.project(p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
 	}
-	if end < len(snap.ranked) {
+	if end < len(ids) {
 		if snap.id == "" {
 			f.cursors.keep(snap)
 		}
@@ -239,42 +274,70 @@ func (f *Frontend) binding(query, ws string, limit int) uint64 {
 // rank orders the visible records for a query: exact tiers, lexical
 // relevance, then GBrain recall (R16); the workspace hint marks the
 // caller's own project and its relatives (R5).
-func (f *Frontend) rank(ctx context.Context, query, ws string) ([]ranked, string) {
-	cat := f.cat
-	var list []ranked
-	seen := map[string]bool{}
-	gstate := ""
+func (f *Frontend) rank(ctx context.Context, query, ws string) (*listing, string) {
 	if strings.TrimSpace(query) == "" {
-		for _, id := range cat.List(f.pol) {
-			list = append(list, ranked{id: id, reasons: []string{}})
+		return f.plainListing(ws), ""
+	}
+	cat := f.cat
+	hits := cat.Search(query, f.pol)
+	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
+	for i, h := range hits {
+		l.ids[i], l.reasons[i] = h.ID, h.Reasons
+	}
+	gstate := ""
+	if f.opt.Recall != nil {
+		gstate = GBrainOK
+		hits, err := f.recall(ctx, query)
+		if err != nil {
+			gstate = GBrainDegraded
+			f.opt.Log.Warn("GBrain recall failed; answering from the local catalog", "err", err)
 		}
-	} else {
-		for _, h := range cat.Search(query, f.pol) {
-			list = append(list, ranked{id: h.ID, reasons: h.Reasons})
-			seen[h.ID] = true
+		seen := make(map[string]bool, len(l.ids))
+		for _, id := range l.ids {
+			seen[id] = true
 		}
-		if f.opt.Recall != nil {
-			gstate = GBrainOK
-			hits, err := f.recall(ctx, query)
-			if err != nil {
-				gstate = GBrainDegraded
-				f.opt.Log.Warn("GBrain recall failed; answering from the local catalog", "err", err)
+		me := cat.Store().MachineID()
+		for _, h := range hits {
+			if seen[h.ProjectID] || h.MachineID != me || !store.ValidProjectID(h.ProjectID) {
+				continue
 			}
-			me := cat.Store().MachineID()
-			for _, h := range hits {
-				if h.MachineID != me || seen[h.ProjectID] || !store.ValidProjectID(h.ProjectID) {
-					continue
-				}
-				p := cat.Get(h.ProjectID)
-				if p == nil || !f.pol.Allows(p.Root) {
-					continue
-				}
-				seen[h.ProjectID] = true
-				list = append(list, ranked{id: h.ProjectID, reasons: []string{"GBrain recall: its project card matches the query"}})
+			p := cat.Get(h.ProjectID)
+			if p == nil || !f.pol.Allows(p.Root) {
+				continue
 			}
+			seen[h.ProjectID] = true
+			l.ids = append(l.ids, h.ProjectID)
+			l.reasons = append(l.reasons, []string{"GBrain recall: its project card matches the query"})
 		}
 	}
-	return f.applyWorkspace(list, ws), gstate
+	return f.applyWorkspace(l, ws, false), gstate
+}
+
+// plainListing is the no-query listing for a workspace hint, built once
+// per catalog revision.
+func (f *Frontend) plainListing(ws string) *listing {
+	rev := f.cat.Revision()
+	key := plainKey{rev: rev, ws: pathid.Key(ws)}
+	f.plainMu.Lock()
+	l := f.plain[key]
+	f.plainMu.Unlock()
+	if l != nil {
+		return l
+	}
+	if ws == "" {
+		l = &listing{ids: f.cat.List(f.pol)}
+	} else {
+		l = f.applyWorkspace(f.plainListing(""), ws, true)
+	}
+	if f.cat.Revision() == rev { // no reload ran meanwhile
+		f.plainMu.Lock()
+		if f.plain == nil || len(f.plain) >= maxPlain {
+			f.plain = map[plainKey]*listing{}
+		}
+		f.plain[key] = l
+		f.plainMu.Unlock()
+	}
+	return l
 }
 
 func (f *Frontend) recall(ctx context.Context, query string) ([]RecallHit, error) {
@@ -300,25 +363,15 @@ func (f *Frontend) recall(ctx context.Context, query string) ([]RecallHit, error
 // applyWorkspace marks the project that contains the workspace ("self") and
 // the ones related to it (same repository, or named in its hint file), puts
 // relatives first in a plain listing, and the workspace itself last: the
-// caller already has it.
-func (f *Frontend) applyWorkspace(list []ranked, ws string) []ranked {
+// caller already has it. It returns a new listing; l is not changed.
+func (f *Frontend) applyWorkspace(l *listing, ws string, plain bool) *listing {
 	if ws == "" {
-		return list
-	}
-	canon, err := pathid.Canonical(ws)
-	if err != nil {
-		canon = ws
+		return l
 	}
 	cat := f.cat
-	var self *local.Project
-	for _, id := range cat.List(f.pol) {
-		p := cat.Get(id)
-		if p != nil && pathid.Within(p.Root, canon) && (self == nil || len(p.Root) > len(self.Root)) {
-			self = p
-		}
-	}
+	self := f.selfProject(ws)
 	if self == nil {
-		return list
+		return l
 	}
 	related := func(p *local.Project) bool {
 		g, sg := p.Meta.Git, self.Meta.Git
@@ -335,38 +388,84 @@ func (f *Frontend) applyWorkspace(list []ranked, ws string) []ranked {
 		}
 		return false
 	}
-	var selfEntry *ranked
-	out := make([]ranked, 0, len(list))
-	for _, r := range list {
-		if r.id == self.ID {
-			r.workspace = "self"
-			r.reasons = append(slices.Clone(r.reasons), "this is the workspace's own project")
-			selfEntry = &r
+	var rel, rest []int // positions in l
+	selfAt := -1
+	marks := make([]string, len(l.ids))
+	for i, id := range l.ids {
+		if id == self.ID {
+			marks[i], selfAt = "self", i
 			continue
 		}
-		if p := cat.Get(r.id); p != nil && related(p) {
-			r.workspace = "related"
-			r.reasons = append(slices.Clone(r.reasons), "related to the workspace project")
-		}
-		out = append(out, r)
-	}
-	if len(out) > 0 && len(out[0].reasons) <= 1 && out[0].workspace == "" {
-		// A plain listing (no query): relatives first, order otherwise kept.
-		slices.SortStableFunc(out, func(a, b ranked) int {
-			ra, rb := a.workspace == "related", b.workspace == "related"
-			switch {
-			case ra && !rb:
-				return -1
-			case rb && !ra:
-				return 1
+		if p := cat.Get(id); p != nil && related(p) {
+			marks[i] = "related"
+			if plain {
+				rel = append(rel, i)
+				continue
 			}
-			return 0
-		})
+		}
+		rest = append(rest, i)
 	}
-	if selfEntry != nil {
-		out = append(out, *selfEntry)
+	// A plain listing puts relatives first, order otherwise kept; a
+	// search keeps its relevance order. The workspace's own project goes
+	// last.
+	order := append(rel, rest...)
+	if selfAt >= 0 {
+		order = append(order, selfAt)
+	}
+	out := &listing{ids: make([]string, len(order)), reasons: make([][]string, len(order)), workspace: make([]string, len(order))}
+	for j, i := range order {
+		out.ids[j], out.workspace[j] = l.ids[i], marks[i]
+		r := l.reasonsAt(i)
+		switch marks[i] {
+		case "self":
+			r = append(slices.Clone(r), "this is the workspace's own project")
+		case "related":
+			r = append(slices.Clone(r), "related to the workspace project")
+		}
+		if len(r) > 0 {
+			out.reasons[j] = r
+		}
 	}
 	return out
+}
+
+// selfProject is the visible project that contains the workspace (the
+// innermost one), or nil; looked up once per catalog revision.
+func (f *Frontend) selfProject(ws string) *local.Project {
+	rev := f.cat.Revision()
+	key := plainKey{rev: rev, ws: pathid.Key(ws)}
+	f.plainMu.Lock()
+	id, ok := f.self[key]
+	f.plainMu.Unlock()
+	if ok {
+		if id == "" {
+			return nil
+		}
+		return f.cat.Get(id)
+	}
+	canon, err := pathid.Canonical(ws)
+	if err != nil {
+		canon = ws
+	}
+	var self *local.Project
+	for _, id := range f.plainListing("").ids {
+		p := f.cat.Get(id)
+		if p != nil && pathid.Within(p.Root, canon) && (self == nil || len(p.Root) > len(self.Root)) {
+			self = p
+		}
+	}
+	if f.cat.Revision() == rev {
+		f.plainMu.Lock()
+		if f.self == nil || len(f.self) >= maxPlain {
+			f.self = map[plainKey]string{}
+		}
+		f.self[key] = ""
+		if self != nil {
+			f.self[key] = self.ID
+		}
+		f.plainMu.Unlock()
+	}
+	return self
 }
 
 // project renders one record after its live re-check. The handoff is built
@@ -396,8 +495,10 @@ func (f *Frontend) project(p *local.Project, ck catalog.Check, reasons []string,
 		out.Why = ck.Why
 	case !f.pol.ExposePaths:
 		out.Why = "browse-only: this catalog is configured not to expose absolute paths (sharing.exposeAbsolutePaths is false), so this project cannot be queried from here"
-	case hasControl(p.Root):
-		out.Why = "the project's path contains control characters and is not handed out"
+	case hasControl(p.Root) || !utf8.ValidString(p.Root):
+		// JSON would carry such a path changed (invalid bytes become
+		// U+FFFD), and a changed path points somewhere else.
+		out.Why = "the project's path contains control characters or bytes that are not UTF-8, so it cannot be handed out unchanged"
 	default:
 		root := p.Root
 		out.ProjectPath = &root
@@ -458,7 +559,11 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	if store.ValidProjectID(a.ProjectID) {
 		p = cat.Get(a.ProjectID)
 		if p == nil {
-			_ = cat.ForceSync(ctx)
+			// Maybe a record another process committed a moment ago;
+			// never wait long for a busy store to find out.
+			fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_ = cat.ForceSync(fctx)
+			cancel()
 			p = cat.Get(a.ProjectID)
 		}
 	}
@@ -486,6 +591,7 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 		e.Message = fmt.Sprintf("The record changed since revision %d (now %d). Check that it is still the project you mean, then resolve again with the new revision or search again.", a.ExpectedRecordRevision, p.RecordRevision)
 		rec := f.project(p, ck, []string{"record changed"}, "", false)
 		rec.ProjectPath, rec.Handoff = nil, nil
+		rec.Why = "the record changed since the revision you hold; check it is still the project you mean, then resolve again"
 		e.Projects = append(e.Projects, rec)
 		return e, nil
 	}
@@ -493,6 +599,10 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	if !ck.OK {
 		e.Status = StatusMissing
 		e.Message = "The project's root or its CodeGraph index is not there any more: " + ck.Why + ". Search again with local_codegraph_projects."
+		if ck.Availability == local.Inaccessible {
+			// Not gone: unreadable right now (permissions, an offline volume).
+			e.Message = "The project's root cannot be checked right now: " + ck.Why + ". It may be on an offline volume or need permissions; try again later, or search again with local_codegraph_projects."
+		}
 	}
 	e.Projects = append(e.Projects, f.project(p, ck, []string{"resolved by projectId"}, "", true))
 	return e, nil

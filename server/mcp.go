@@ -40,19 +40,21 @@ func Tools(openWorld bool) []mcp.Tool {
 		})
 	}
 	return []mcp.Tool{
-		mcp.NewTool(ToolProjects,
-			mcp.WithDescription(projectsDescription),
-			mcp.WithRawInputSchema(json.RawMessage(inputSchemaProjects)),
-			mcp.WithRawOutputSchema(json.RawMessage(outputSchema)),
-			annotate("Find local CodeGraph projects"),
-		),
-		mcp.NewTool(ToolResolve,
-			mcp.WithDescription(resolveDescription),
-			mcp.WithRawInputSchema(json.RawMessage(inputSchemaResolve)),
-			mcp.WithRawOutputSchema(json.RawMessage(outputSchema)),
-			annotate("Resolve a CodeGraph project id"),
-		),
+		rawTool(ToolProjects, projectsDescription, inputSchemaProjects, annotate("Find local CodeGraph projects")),
+		rawTool(ToolResolve, resolveDescription, inputSchemaResolve, annotate("Resolve a CodeGraph project id")),
 	}
+}
+
+// rawTool builds a tool whose input and output schemas are our own JSON
+// text. mcp.NewTool would also set a default structured InputSchema, and a
+// tool with both cannot be marshalled: tools/list would fail.
+func rawTool(name, description, input string, opts ...mcp.ToolOption) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, description, json.RawMessage(input))
+	t.RawOutputSchema = json.RawMessage(outputSchema)
+	for _, o := range opts {
+		o(&t)
+	}
+	return t
 }
 
 // New builds the MCP server over a frontend.
@@ -65,20 +67,41 @@ func New(f *Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver
 	s := mcpserver.NewMCPServer("cgcat", version, opts...)
 	tools := Tools(f.opt.Config.GBrain.Enabled)
 	s.AddTool(tools[0], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, err := ParseProjectsArgs(req.GetArguments())
+		args, err := argsOf(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		a, err := ParseProjectsArgs(args)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return result(f.Projects(ctx, a))
 	})
 	s.AddTool(tools[1], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a, err := ParseResolveArgs(req.GetArguments())
+		args, err := argsOf(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		a, err := ParseResolveArgs(args)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return result(f.Resolve(ctx, a))
 	})
 	return s
+}
+
+// argsOf returns a call's arguments. Absent arguments are an empty object;
+// anything but an object is refused in our words (mcp-go would hand the
+// handler nil, silently turning a bad call into a default listing).
+func argsOf(req mcp.CallToolRequest) (map[string]any, error) {
+	switch a := req.Params.Arguments.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return a, nil
+	}
+	return nil, &ArgError{Problem: `arguments must be a JSON object, like {"query": "order-sdk"}`}
 }
 
 // result maps an answer to a tool result. An internal fault is an explicit

@@ -49,6 +49,10 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		newResolveCommand(g),
 		newConfigCommand(g),
 		newStoreCommand(g),
+		newInstallCommand(g),
+		newUninstallCommand(g),
+		newInstructionsCommand(g),
+		newDoctorCommand(g),
 		newVersionCommand(),
 	)
 	return root

@@ -1,0 +1,472 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/spf13/cobra"
+)
+
+// Host names accepted by install, uninstall and doctor.
+const (
+	hostCodex    = "codex"
+	hostOpenCode = "opencode"
+)
+
+type installOptions struct {
+	name    string
+	dryRun  bool
+	print   bool
+	force   bool
+	project string
+	// executable is the cgcat command written into the host entry; empty
+	// means the running binary. Tests set it to a freshly built cgcat.
+	executable string
+	// now stamps backups; zero means time.Now.
+	now func() time.Time
+}
+
+func newInstallCommand(g *globalOptions) *cobra.Command {
+	o := &installOptions{}
+	cmd := &cobra.Command{
+		Use:   "install codex|opencode",
+		Short: "Add cgcat's MCP server entry to Codex or OpenCode (backup first; --dry-run shows the diff)",
+		Long: `Add (or update) only cgcat's own MCP server entry in the host's user configuration:
+
+  codex     $CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]
+  opencode  the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode
+            (default ~/.config/opencode), or in --project DIR: mcp.NAME
+
+The entry starts this cgcat binary by its absolute path with "serve --config ABS",
+where ABS is the config file in use (--config, $CGCAT_CONFIG or the default); the
+config file must exist. Comments, other servers and settings are kept; a timestamped
+backup is written first and the file is replaced atomically. An existing entry with
+different settings is shown and replaced only with --force.
+
+--print prints both snippets (or the named host's) with the real absolute paths,
+for merging by hand, and writes nothing.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			host := ""
+			if len(args) == 1 {
+				host = args[0]
+			}
+			return runInstall(cmd.Context(), g, o, host, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", hostconfig.DefaultName, "server name in the host config")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the unified diff and write nothing")
+	f.BoolVar(&o.print, "print", false, "print the configuration snippets with real absolute paths and write nothing")
+	f.BoolVar(&o.force, "force", false, "replace an existing entry of the same name that has different settings")
+	f.StringVar(&o.project, "project", "", "opencode only: edit DIR/opencode.json(c) instead of the global file")
+	return cmd
+}
+
+func newUninstallCommand(g *globalOptions) *cobra.Command {
+	o := &installOptions{}
+	cmd := &cobra.Command{
+		Use:   "uninstall codex|opencode",
+		Short: "Remove cgcat's MCP server entry from Codex or OpenCode (backup first)",
+		Long:  "Remove only the entry named --name (default codegraph-catalog) from the host's configuration file, after a timestamped backup. Everything else in the file is kept byte for byte.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUninstall(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", hostconfig.DefaultName, "server name in the host config")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the unified diff and write nothing")
+	f.StringVar(&o.project, "project", "", "opencode only: edit DIR/opencode.json(c) instead of the global file")
+	return cmd
+}
+
+// hostTitle is the host's display name.
+func hostTitle(host string) string {
+	if host == hostCodex {
+		return "Codex"
+	}
+	return "OpenCode"
+}
+
+func checkHost(host string, o *installOptions) error {
+	switch host {
+	case hostCodex:
+		if o.project != "" {
+			return &exitError{code: 2, err: errors.New("--project is for opencode only: cgcat writes Codex's user config ($CODEX_HOME/config.toml)")}
+		}
+	case hostOpenCode:
+	case "":
+		return &exitError{code: 2, err: errors.New("name the host: codex or opencode")}
+	default:
+		return &exitError{code: 2, err: fmt.Errorf("unknown host %q: use codex or opencode", host)}
+	}
+	return nil
+}
+
+// codexConfigFile is $CODEX_HOME/config.toml, else ~/.codex/config.toml.
+func codexConfigFile() (string, error) {
+	home := os.Getenv("CODEX_HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find the Codex config: no $CODEX_HOME and no home directory (%v)", err)
+		}
+		home = filepath.Join(h, ".codex")
+	}
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return "", err
+	}
+	return hostconfig.CodexPath(home), nil
+}
+
+// opencodeConfigDir is the directory whose opencode.json(c) we edit: the
+// project directory when given, else $XDG_CONFIG_HOME/opencode, else
+// ~/.config/opencode.
+func opencodeConfigDir(project string) (string, error) {
+	if project != "" {
+		abs, err := filepath.Abs(project)
+		if err != nil {
+			return "", err
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return "", fmt.Errorf("--project %s: %w", abs, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("--project %s is not a directory", abs)
+		}
+		return abs, nil
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "opencode"), nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the OpenCode config: no $XDG_CONFIG_HOME and no home directory (%v)", err)
+	}
+	return filepath.Join(h, ".config", "opencode"), nil
+}
+
+// hostFile returns the file to edit for host and whether it exists. For
+// OpenCode a missing file means opencode.json in the config directory.
+func hostFile(host, project string) (path string, exists bool, err error) {
+	if host == hostCodex {
+		path, err = codexConfigFile()
+	} else {
+		var dir string
+		dir, err = opencodeConfigDir(project)
+		if err != nil {
+			return "", false, err
+		}
+		path, err = hostconfig.FindOpenCode(dir)
+		if err != nil {
+			return "", false, err
+		}
+		if path == "" {
+			path = filepath.Join(dir, hostconfig.OpenCodeJSON)
+		}
+	}
+	if err != nil {
+		return "", false, err
+	}
+	_, serr := os.Stat(path)
+	switch {
+	case serr == nil:
+		return path, true, nil
+	case errors.Is(serr, fs.ErrNotExist):
+		return path, false, nil
+	}
+	return "", false, serr
+}
+
+// cgcatExecutable is the absolute path of the running cgcat binary with
+// symlinks resolved (hosts start it without a shell or PATH).
+func cgcatExecutable(override string) (string, error) {
+	p := override
+	if p == "" {
+		var err error
+		if p, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("cannot tell where this cgcat binary is: %w", err)
+		}
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if strings.Contains(filepath.ToSlash(p), "/go-build") {
+		return "", fmt.Errorf("this cgcat runs from a temporary `go run` build (%s) that disappears when it exits; build it first (go build -o bin/cgcat ./cmd/cgcat) and run install from that binary", p)
+	}
+	return p, nil
+}
+
+// installConfigPath is the absolute path of the config file a host entry
+// will name. It must exist and be valid: an entry without a config would
+// only ever answer setup_required.
+func installConfigPath(g *globalOptions) (path string, cfg *config.Config, err error) {
+	if len(g.roots) > 0 {
+		return "", nil, &exitError{code: 2, err: errors.New("--root makes a one-off config that a host cannot use; write a config file first: cgcat config init --root DIR")}
+	}
+	path = g.configPath
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	if path == "" {
+		return "", nil, &exitError{code: 2, err: errors.New("cannot tell where the cgcat config is: pass --config FILE")}
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return "", nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return path, nil, &exitError{code: 1, err: fmt.Errorf("no cgcat config file at %s; a host entry without a config can only answer setup_required, so create one first: cgcat config init --root DIR (the folders that hold your code)", path)}
+	}
+	cfg, err = config.Load(path)
+	if err != nil {
+		return path, nil, &exitError{code: 1, err: fmt.Errorf("the cgcat config is not valid, so a host could not start cgcat with it: %w (fix it, then check with `cgcat config check`)", err)}
+	}
+	return path, cfg, nil
+}
+
+func runInstall(_ context.Context, g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
+	if o.print {
+		return runInstallPrint(g, o, host, out, errOut)
+	}
+	if err := checkHost(host, o); err != nil {
+		return err
+	}
+	cfgPath, cfg, err := installConfigPath(g)
+	if err != nil {
+		return err
+	}
+	if g.dataDir != "" {
+		fmt.Fprintf(errOut, "cgcat: warning: --data-dir is not written into the host entry; the host's cgcat uses dataDir from %s (%s)\n", cfgPath, cfg.DataDir)
+	}
+	if !cfg.HasRoots() {
+		fmt.Fprintf(errOut, "cgcat: warning: %s has no discovery roots, so the tools will answer setup_required until you add some\n", cfgPath)
+	}
+	exe, err := cgcatExecutable(o.executable)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	e := hostconfig.Entry{Name: o.name, Command: exe, ConfigPath: cfgPath}
+
+	path, exists, err := hostFile(host, o.project)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if host == hostOpenCode && o.project == "" {
+		if oc := os.Getenv("OPENCODE_CONFIG"); oc != "" {
+			fmt.Fprintf(errOut, "cgcat: note: $OPENCODE_CONFIG is set (%s); OpenCode merges that file too, cgcat edits %s\n", oc, path)
+		}
+	}
+	var before []byte
+	if exists {
+		if before, err = os.ReadFile(path); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+	}
+	upsert := hostconfig.UpsertCodex
+	if host == hostOpenCode {
+		upsert = hostconfig.UpsertOpenCode
+	}
+	after, changed, err := upsert(before, e, o.force)
+	var conflict *hostconfig.ConflictError
+	if errors.As(err, &conflict) && o.dryRun {
+		// Show what --force would do, and say that it needs --force.
+		fmt.Fprintf(out, "%s already has an MCP server named %q with different settings:\n%s\n\n",
+			path, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
+		forced, _, ferr := upsert(before, e, true)
+		if ferr != nil {
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, ferr)}
+		}
+		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, forced))
+		fmt.Fprintln(out, "dry run: nothing was written; rerun with --force (and without --dry-run) to replace the entry as shown")
+		return nil
+	}
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, err)}
+	}
+	if !changed {
+		fmt.Fprintf(out, "%s already has MCP server %q with exactly these settings; nothing to do\n  command: %s\n", path, o.name, commandLine(e))
+		return nil
+	}
+	if !exists {
+		before = nil
+	}
+	if o.dryRun {
+		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
+		fmt.Fprintln(out, "dry run: nothing was written")
+		return nil
+	}
+	backup, err := writeHostFile(host, path, after, o)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	fmt.Fprintf(out, "installed MCP server %q into %s\n", o.name, path)
+	fmt.Fprintf(out, "  command: %s\n", commandLine(e))
+	printBackup(out, backup)
+	fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", hostTitle(host))
+	return nil
+}
+
+func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host string, out, _ io.Writer) error {
+	if err := checkHost(host, o); err != nil {
+		return err
+	}
+	path, exists, err := hostFile(host, o.project)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if !exists {
+		fmt.Fprintf(out, "%s does not exist; nothing to remove\n", path)
+		return nil
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	remove := hostconfig.RemoveCodex
+	if host == hostOpenCode {
+		remove = hostconfig.RemoveOpenCode
+	}
+	after, changed, err := remove(before, o.name)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, err)}
+	}
+	if !changed {
+		fmt.Fprintf(out, "%s has no MCP server named %q; nothing to remove\n", path, o.name)
+		return nil
+	}
+	if o.dryRun {
+		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
+		fmt.Fprintln(out, "dry run: nothing was written")
+		return nil
+	}
+	backup, err := writeHostFile(host, path, after, o)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	fmt.Fprintf(out, "removed MCP server %q from %s\n", o.name, path)
+	printBackup(out, backup)
+	fmt.Fprintf(out, "next: restart %s and start a new session\n", hostTitle(host))
+	return nil
+}
+
+// writeHostFile creates the host's config directory when needed (never a
+// project directory), writes with a backup, and reads the file back.
+func writeHostFile(host, path string, data []byte, o *installOptions) (backup string, err error) {
+	dir := filepath.Dir(path)
+	if o.project == "" {
+		perm := fs.FileMode(0o755)
+		if host == hostCodex {
+			perm = 0o700 // Codex keeps credentials next to its config
+		}
+		if err := os.MkdirAll(dir, perm); err != nil {
+			return "", fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	now := time.Now
+	if o.now != nil {
+		now = o.now
+	}
+	backup, err = hostconfig.WriteWithBackup(path, data, now())
+	if err != nil {
+		if backup != "" {
+			return backup, fmt.Errorf("%s: %w (the original is unchanged; a backup is at %s)", path, err, backup)
+		}
+		return "", fmt.Errorf("%s: %w (the original is unchanged)", path, err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		return backup, fmt.Errorf("%s: reading it back: %w", path, err)
+	}
+	if string(got) != string(data) {
+		return backup, fmt.Errorf("%s: the file read back differs from what was written (another program changed it?); the previous version is at %s", path, backup)
+	}
+	return backup, nil
+}
+
+func printBackup(out io.Writer, backup string) {
+	if backup == "" {
+		fmt.Fprintln(out, "  backup:  none (the file is new)")
+		return
+	}
+	fmt.Fprintf(out, "  backup:  %s\n", backup)
+}
+
+// commandLine shows the entry's command as a host runs it.
+func commandLine(e hostconfig.Entry) string {
+	return quoteArgs([]string{e.Command, "serve", "--config", e.ConfigPath})
+}
+
+// quoteArgs shows a command line, quoting the words that need it.
+func quoteArgs(parts []string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = p
+		if p == "" || strings.ContainsAny(p, " \t\n\"'\\$`;&|<>()*?") {
+			out[i] = fmt.Sprintf("%q", p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// runInstallPrint prints the snippets of seed sections 8 and 9 with real
+// absolute paths; it writes nothing.
+func runInstallPrint(g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
+	if host != "" {
+		if err := checkHost(host, o); err != nil {
+			return err
+		}
+	}
+	cfgPath, _, err := installConfigPath(g)
+	if err != nil {
+		var ee *exitError
+		if cfgPath == "" || !errors.As(err, &ee) {
+			return err
+		}
+		// Still print, but say that the entry would not work yet.
+		fmt.Fprintf(errOut, "cgcat: warning: %v\n", ee.err)
+	}
+	exe, err := cgcatExecutable(o.executable)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	e := hostconfig.Entry{Name: o.name, Command: exe, ConfigPath: cfgPath}
+	codex, opencode := hostconfig.Snippets(e)
+	if host == "" || host == hostCodex {
+		where := "$CODEX_HOME/config.toml"
+		if p, err := codexConfigFile(); err == nil {
+			where = p
+		}
+		fmt.Fprintf(out, "# Codex: add to %s (or run `cgcat install codex`)\n%s", where, codex)
+	}
+	if host == "" {
+		fmt.Fprintln(out)
+	}
+	if host == "" || host == hostOpenCode {
+		where := "opencode.json"
+		if p, _, err := hostFile(hostOpenCode, o.project); err == nil {
+			where = p
+		}
+		fmt.Fprintf(out, "// OpenCode: merge into the \"mcp\" object of %s (or run `cgcat install opencode`)\n%s", where, opencode)
+	}
+	return nil
+}

@@ -1,0 +1,889 @@
+package main
+
+// Real end-to-end tests (seed 13.2, R34): the real CodeGraph, Codex and
+// OpenCode from npm, driven headless, with the real cgcat binary.
+//
+//   - TestE2ECodeGraphHandoff: cgcat finds B, C and a nested D; each
+//     projectPath it returns, handed to the real codegraph_explore from one
+//     neutral working directory, answers with that project's own symbols;
+//     and cgcat never returns a subdirectory (which CodeGraph would silently
+//     answer from the parent's index).
+//   - TestE2ECodex: `codex app-server` with the config `cgcat install codex`
+//     wrote lists our tools (readOnlyHint) and calls them, then calls
+//     codegraph_explore with the returned path, all through Codex.
+//   - TestE2EOpenCode: `opencode mcp list` with the file `cgcat install
+//     opencode` wrote shows our server connected; doctor reads both host
+//     versions.
+//
+// The tools come from the npm prefix $CGCAT_E2E_NPM_PREFIX (default
+// <repo>/.cache/npm, installed by .ci/run). When they are missing the test
+// runs `npm install` there once; when that fails it skips and says what is
+// missing. -short skips these tests.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cgcat/cgcat/server"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The npm packages the end-to-end tests use, pinned to the versions the
+// protocols below were measured with.
+var e2ePackages = []string{"@colbymchenry/codegraph@1.6.1", "@openai/codex@0.171.0", "opencode-ai@1.18.33"}
+
+// codegraphEnv keeps CodeGraph quiet and in-process.
+var codegraphEnv = []string{"CODEGRAPH_TELEMETRY=0", "CODEGRAPH_NO_UPDATE_CHECK=1", "CODEGRAPH_NO_DAEMON=1"}
+
+var (
+	npmOnce sync.Once
+	npmErr  string
+)
+
+func npmPrefix() string {
+	if p := os.Getenv("CGCAT_E2E_NPM_PREFIX"); p != "" {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	return filepath.Join(moduleRoot(), ".cache", "npm")
+}
+
+// e2eTool returns the path of an npm-installed command (codegraph, codex,
+// opencode), installing the packages once if needed, or skips the test.
+func e2eTool(t *testing.T, name string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	prefix := npmPrefix()
+	bin := filepath.Join(prefix, "node_modules", ".bin", name)
+	if isExecutable(bin) {
+		return bin
+	}
+	npmOnce.Do(func() {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			npmErr = "npm is not on PATH"
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		args := append([]string{"install", "--prefix", prefix, "--no-audit", "--no-fund"}, e2ePackages...)
+		cmd := exec.CommandContext(ctx, npm, args...)
+		cmd.Env = origEnv
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			npmErr = fmt.Sprintf("`npm %s` failed (%v): %s", strings.Join(args, " "), err, npmFailure(string(out)))
+		}
+	})
+	if isExecutable(bin) {
+		return bin
+	}
+	t.Skipf("end-to-end test needs %q from npm (%s) in %s, which is missing: %s; run .ci/run or `npm install --prefix %s --no-audit --no-fund %s`",
+		name, strings.Join(e2ePackages, " "), prefix, npmErr, prefix, strings.Join(e2ePackages, " "))
+	return ""
+}
+
+// npmFailure picks the informative lines of npm's error output.
+func npmFailure(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(l, "npm error"))
+		if strings.HasPrefix(l, "code ") || strings.Contains(l, "Error:") || strings.HasPrefix(l, "404") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		keep = lastLines(strings.TrimSpace(out), 3)
+	}
+	return strings.Join(keep, "; ")
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+}
+
+// baseEnv is a minimal environment for host and tool processes: the
+// original PATH and locale, everything else pointed into home.
+func baseEnv(home string, extra ...string) []string {
+	env := []string{"HOME=" + home, "LANG=C.UTF-8", "TMPDIR=" + os.TempDir()}
+	for _, kv := range origEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS":
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// ---- the fixture: three real CodeGraph projects -------------------------
+
+type e2eProjects struct {
+	root    string // the discovery root
+	b, c, d string // project roots (d is nested inside b)
+	bSrc    string // a plain subdirectory of b
+	decoy   string // a subdirectory of b whose .codegraph has no codegraph.db
+	home    string
+}
+
+var (
+	fixtureOnce sync.Once
+	fixture     *e2eProjects
+	fixtureErr  error
+	fixtureDir  string
+)
+
+func cleanupE2E() {
+	if fixtureDir != "" {
+		os.RemoveAll(fixtureDir)
+	}
+}
+
+// e2eFixture makes (once per test run) B, C and nested D with distinct
+// symbols and indexes each with the real `codegraph init -y`.
+func e2eFixture(t *testing.T) *e2eProjects {
+	t.Helper()
+	codegraph := e2eTool(t, "codegraph")
+	fixtureOnce.Do(func() {
+		fixtureDir, fixtureErr = os.MkdirTemp("", "cgcat-e2e-")
+		if fixtureErr != nil {
+			return
+		}
+		base, _ := filepath.EvalSymlinks(fixtureDir)
+		p := &e2eProjects{root: filepath.Join(base, "code"), home: filepath.Join(base, "home")}
+		p.b = filepath.Join(p.root, "banana-sdk")
+		p.c = filepath.Join(p.root, "cherry ledger 樱桃账本") // a space and Chinese in the path
+		p.d = filepath.Join(p.b, "plugins", "durian")
+		p.bSrc = filepath.Join(p.b, "src")
+		p.decoy = filepath.Join(p.b, "tools", "decoy")
+		files := map[string]string{
+			filepath.Join(p.b, "package.json"):                 `{"name": "@fruit/banana-sdk", "description": "Client for the banana order service", "version": "1.0.0"}`,
+			filepath.Join(p.b, "src", "orders.ts"):             "export class BananaOrdersClient {\n  createBananaOrder(id: string): string { return \"banana-\" + id; }\n}\nexport function bananaHelper(): number { return 42; }\n",
+			filepath.Join(p.c, "package.json"):                 `{"name": "@fruit/cherry-ledger", "description": "Cherry ledger service", "version": "1.0.0"}`,
+			filepath.Join(p.c, "src", "ledger.ts"):             "export class CherryLedgerService {\n  postCherryEntry(amount: number): number { return amount * 2; }\n}\nexport function cherryHelper(): number { return 7; }\n",
+			filepath.Join(p.d, "package.json"):                 `{"name": "@fruit/durian-plugin", "description": "Durian plugin registry", "version": "1.0.0"}`,
+			filepath.Join(p.d, "src", "durian.ts"):             "export class DurianPluginRegistry {\n  registerDurianPlugin(name: string): boolean { return name.length > 0; }\n}\n",
+			filepath.Join(p.decoy, "tool.ts"):                  "export const decoyTool = 1;\n",
+			filepath.Join(p.decoy, ".codegraph", "daemon.pid"): "12345\n",
+			filepath.Join(p.decoy, ".codegraph", "old.db"):     strings.Repeat("x", 4096),
+		}
+		for path, body := range files {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				fixtureErr = err
+				return
+			}
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				fixtureErr = err
+				return
+			}
+		}
+		if err := os.MkdirAll(p.home, 0o755); err != nil {
+			fixtureErr = err
+			return
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for i, dir := range []string{p.b, p.c, p.d} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, codegraph, "init", "-y", dir)
+				cmd.Env = baseEnv(p.home, codegraphEnv...)
+				cmd.Dir = base
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					errs[i] = fmt.Errorf("codegraph init -y %s: %v\n%s", dir, err, out)
+					return
+				}
+				if fi, err := os.Stat(filepath.Join(dir, ".codegraph", "codegraph.db")); err != nil || fi.Size() < 100 {
+					errs[i] = fmt.Errorf("codegraph init -y %s made no .codegraph/codegraph.db: %v\n%s", dir, err, out)
+				}
+			}()
+		}
+		wg.Wait()
+		if fixtureErr = errors.Join(errs...); fixtureErr != nil {
+			return
+		}
+		fixture = p
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixture
+}
+
+// e2eConfig writes a cgcat config over the fixture with a fresh data dir.
+func e2eConfig(t *testing.T, p *e2eProjects) string {
+	t.Helper()
+	dir := canonTemp(t)
+	cfg := filepath.Join(dir, "cgcat.json")
+	b, _ := json.Marshal(map[string]any{
+		"version":   1,
+		"dataDir":   filepath.Join(dir, "data"),
+		"discovery": map[string]any{"roots": []string{p.root}},
+	})
+	writeTestFile(t, cfg, string(b))
+	return cfg
+}
+
+// ---- MCP stdio clients ----------------------------------------------------
+
+type stdioServer struct {
+	c      *client.Client
+	cmd    *exec.Cmd
+	stderr *tailBuffer
+	cancel context.CancelFunc
+}
+
+// startMCP starts command as an MCP stdio server in dir with env and
+// completes the initialize handshake.
+func startMCP(t *testing.T, dir string, env []string, command string, args ...string) *stdioServer {
+	t.Helper()
+	s := &stdioServer{stderr: &tailBuffer{max: 64 << 10}}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	tr := transport.NewStdioWithOptions(command, nil, args,
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env, cmd.Dir, cmd.Stderr = env, dir, s.stderr
+			s.cmd = cmd
+			return cmd, nil
+		}))
+	s.c = client.NewClient(tr)
+	t.Cleanup(func() {
+		_ = s.c.Close() // stdin first, then a signal
+		cancel()
+	})
+	if err := s.c.Start(ctx); err != nil {
+		t.Fatalf("start %s: %v", command, err)
+	}
+	ictx, icancel := context.WithTimeout(ctx, 60*time.Second)
+	defer icancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "cgcat-e2e", Version: "1"}
+	if _, err := s.c.Initialize(ictx, init); err != nil {
+		t.Fatalf("initialize %s: %v\nstderr:\n%s", command, err, s.stderr.String())
+	}
+	return s
+}
+
+func (s *stdioServer) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := s.c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("tools/call %s %v: %v\nstderr:\n%s", tool, args, err, s.stderr.String())
+	}
+	if res.IsError {
+		t.Fatalf("tools/call %s %v: tool error %s\nstderr:\n%s", tool, args, resultText(res), s.stderr.String())
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func envelopeOf(t *testing.T, structured any) *server.Envelope {
+	t.Helper()
+	b, err := json.Marshal(structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e server.Envelope
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatalf("structuredContent is not an envelope: %v\n%s", err, b)
+	}
+	return &e
+}
+
+// catalogListing asks cgcat for every project until a full pass is done.
+func catalogListing(t *testing.T, cg *stdioServer, want int) *server.Envelope {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res := cg.call(t, "local_codegraph_projects", map[string]any{"limit": 50})
+		e := envelopeOf(t, res.StructuredContent)
+		if e.Status == server.StatusOK && e.ScanState == "idle" && e.Coverage == "complete" && len(e.Projects) >= want {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("catalog never complete: %+v\n%s", e, resultText(res))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// projectPathFor asks cgcat the way an agent would (one query) and returns
+// the first project's projectPath, checking the handoff it carries.
+func projectPathFor(t *testing.T, cg *stdioServer, query string) string {
+	t.Helper()
+	res := cg.call(t, "local_codegraph_projects", map[string]any{"query": query, "limit": 3})
+	e := envelopeOf(t, res.StructuredContent)
+	if e.Status != server.StatusOK || len(e.Projects) == 0 || e.Projects[0].ProjectPath == nil {
+		t.Fatalf("query %q: %+v\n%s", query, e, resultText(res))
+	}
+	p := e.Projects[0]
+	if p.Handoff == nil || p.Handoff.ToolName != "codegraph_explore" || p.Handoff.Arguments["projectPath"] != *p.ProjectPath {
+		t.Fatalf("query %q: handoff %+v does not carry projectPath %s", query, p.Handoff, *p.ProjectPath)
+	}
+	if !strings.Contains(resultText(res), "projectPath: "+*p.ProjectPath) {
+		t.Fatalf("query %q: the text content does not show the same path:\n%s", query, resultText(res))
+	}
+	return *p.ProjectPath
+}
+
+// ---- R34: the real handoff ---------------------------------------------
+
+func TestE2ECodeGraphHandoff(t *testing.T) {
+	start := time.Now()
+	p := e2eFixture(t)
+	codegraph := e2eTool(t, "codegraph")
+	t.Logf("fixture with 3 real CodeGraph indexes ready in %s", time.Since(start).Round(time.Millisecond))
+
+	cfg := e2eConfig(t, p)
+	neutral := canonTemp(t)
+	cg := startMCP(t, neutral, baseEnv(p.home), cgcatBin(t), "serve", "--config", cfg)
+	listing := catalogListing(t, cg, 3)
+
+	// Exactly the three project roots; never a subdirectory, the decoy,
+	// .codegraph or a database file.
+	var paths []string
+	for _, pr := range listing.Projects {
+		if pr.ProjectPath == nil {
+			t.Fatalf("project without path: %+v", pr)
+		}
+		pp := *pr.ProjectPath
+		paths = append(paths, pp)
+		if !filepath.IsAbs(pp) || filepath.Clean(pp) != pp || strings.Contains(pp, ".codegraph") {
+			t.Fatalf("projectPath %q is not a clean absolute root", pp)
+		}
+		if real, err := filepath.EvalSymlinks(pp); err != nil || real != pp {
+			t.Fatalf("projectPath %q is not canonical (%s, %v)", pp, real, err)
+		}
+		// CodeGraph answers from the nearest .codegraph at or above the
+		// path: for a root that holds its own index, that is the root.
+		if fi, err := os.Stat(filepath.Join(pp, ".codegraph", "codegraph.db")); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("projectPath %q has no index of its own: CodeGraph would fall back to a parent", pp)
+		}
+		// resolve gives the same path back.
+		r := envelopeOf(t, cg.call(t, "local_codegraph_resolve", map[string]any{"projectId": pr.ProjectID}).StructuredContent)
+		if len(r.Projects) != 1 || r.Projects[0].ProjectPath == nil || *r.Projects[0].ProjectPath != pp {
+			t.Fatalf("resolve %s: %+v", pr.ProjectID, r)
+		}
+	}
+	slices.Sort(paths)
+	want := []string{p.b, p.d, p.c}
+	slices.Sort(want)
+	if !slices.Equal(paths, want) {
+		t.Fatalf("catalog paths = %q\nwant %q", paths, want)
+	}
+
+	bPath := projectPathFor(t, cg, "@fruit/banana-sdk")
+	cPath := projectPathFor(t, cg, "@fruit/cherry-ledger")
+	dPath := projectPathFor(t, cg, "durian plugin")
+	if bPath != p.b || cPath != p.c || dPath != p.d {
+		t.Fatalf("paths by query: %s %s %s", bPath, cPath, dPath)
+	}
+
+	// The real CodeGraph, started from a neutral empty directory (a
+	// directory with .git or a manifest would make it adopt a default
+	// project), answers each path with that project's own code.
+	native := startMCP(t, neutral, baseEnv(p.home, codegraphEnv...), codegraph, "serve", "--mcp")
+	tools, err := native.c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(tools.Tools, func(tl mcp.Tool) bool {
+		b, _ := json.Marshal(tl.InputSchema)
+		rb, _ := json.Marshal(tl.RawInputSchema)
+		return tl.Name == "codegraph_explore" && (strings.Contains(string(b), "projectPath") || strings.Contains(string(rb), "projectPath"))
+	}) {
+		t.Fatal("codegraph_explore with a projectPath argument is not in CodeGraph's tool list")
+	}
+	explore := func(projectPath, query string) string {
+		t.Helper()
+		return resultText(native.call(t, "codegraph_explore", map[string]any{"query": query, "projectPath": projectPath}))
+	}
+	for _, step := range []struct {
+		path, query, has string
+		hasNot           []string
+	}{
+		{bPath, "BananaOrdersClient createBananaOrder", "BananaOrdersClient", []string{"CherryLedgerService", "DurianPluginRegistry"}},
+		{cPath, "CherryLedgerService postCherryEntry", "CherryLedgerService", []string{"BananaOrdersClient", "DurianPluginRegistry"}},
+		{dPath, "DurianPluginRegistry registerDurianPlugin", "DurianPluginRegistry", []string{"BananaOrdersClient", "CherryLedgerService"}},
+	} {
+		text := explore(step.path, step.query)
+		if !strings.Contains(text, step.has) {
+			t.Fatalf("codegraph_explore(%s) lacks %s:\n%s", step.path, step.has, text)
+		}
+		for _, no := range step.hasNot {
+			if strings.Contains(text, no) {
+				t.Fatalf("codegraph_explore(%s) holds %s from another project:\n%s", step.path, no, text)
+			}
+		}
+	}
+
+	// Why a subdirectory must never be handed out: CodeGraph silently
+	// answers it from the parent's index (here B's), with no error.
+	for _, sub := range []string{p.bSrc, p.decoy} {
+		text := explore(sub, "BananaOrdersClient")
+		if !strings.Contains(text, "BananaOrdersClient") {
+			t.Fatalf("CodeGraph 1.6.1 no longer falls back from %s to the parent index (good to know; update this test):\n%s", sub, text)
+		}
+		if slices.Contains(paths, sub) {
+			t.Fatalf("cgcat handed out the subdirectory %s", sub)
+		}
+	}
+	// No proxy: cgcat started no process of its own (no CodeGraph child).
+	if kids := childPIDs(cg.cmd.Process.Pid); len(kids) > 0 {
+		t.Fatalf("cgcat serve has child processes %v", kids)
+	}
+	t.Logf("R34 handoff B, C, nested D from one working directory: %s in all", time.Since(start).Round(time.Millisecond))
+}
+
+// childPIDs lists the children of pid (Linux /proc; nil elsewhere).
+func childPIDs(pid int) []string {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var kids []string
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	return kids
+}
+
+// ---- Codex: codex app-server over stdio ---------------------------------
+
+// appServer speaks Codex's app-server protocol: JSON-RPC 2.0 messages, one
+// per line, without the "jsonrpc" member.
+type appServer struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *tailBuffer
+	mu     sync.Mutex
+	nextID int
+	wait   map[int]chan rpcMessage
+	notes  chan rpcMessage
+	done   chan struct{}
+}
+
+type rpcMessage struct {
+	ID     *int            `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+func startAppServer(t *testing.T, codex, dir string, env []string) *appServer {
+	t.Helper()
+	a := &appServer{t: t, stderr: &tailBuffer{max: 64 << 10}, wait: map[int]chan rpcMessage{}, notes: make(chan rpcMessage, 1024), done: make(chan struct{})}
+	a.cmd = exec.Command(codex, "app-server")
+	a.cmd.Env, a.cmd.Dir, a.cmd.Stderr = env, dir, a.stderr
+	var err error
+	if a.stdin, err = a.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = a.cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = a.stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = a.cmd.Process.Kill()
+			<-exited
+		}
+	})
+	go a.read(out)
+	return a
+}
+
+func (a *appServer) read(r io.Reader) {
+	defer close(a.done)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m rpcMessage
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			continue
+		}
+		switch {
+		case m.ID != nil && m.Method == "":
+			a.mu.Lock()
+			ch := a.wait[*m.ID]
+			delete(a.wait, *m.ID)
+			a.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case m.ID != nil:
+			// A request from the server (an approval, an elicitation): we
+			// never grant anything.
+			_ = a.send(map[string]any{"id": *m.ID, "error": map[string]any{"code": -32601, "message": "not supported by this test client"}})
+		default:
+			select {
+			case a.notes <- m:
+			default:
+			}
+		}
+	}
+}
+
+func (a *appServer) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, err = a.stdin.Write(append(b, '\n'))
+	return err
+}
+
+func (a *appServer) call(method string, params any, timeout time.Duration) json.RawMessage {
+	a.t.Helper()
+	a.mu.Lock()
+	a.nextID++
+	id := a.nextID
+	ch := make(chan rpcMessage, 1)
+	a.wait[id] = ch
+	a.mu.Unlock()
+	if err := a.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		a.t.Fatalf("%s: %v", method, err)
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			a.t.Fatalf("%s: error %d %s\nstderr:\n%s", method, m.Error.Code, m.Error.Message, a.stderr.String())
+		}
+		return m.Result
+	case <-a.done:
+		a.t.Fatalf("%s: codex app-server exited\nstderr:\n%s", method, a.stderr.String())
+	case <-time.After(timeout):
+		a.t.Fatalf("%s: no answer within %s\nstderr:\n%s", method, timeout, a.stderr.String())
+	}
+	return nil
+}
+
+// waitReady waits for mcpServer/startupStatus/updated "ready" of every name.
+func (a *appServer) waitReady(names []string, timeout time.Duration) {
+	a.t.Helper()
+	left := slices.Clone(names)
+	deadline := time.After(timeout)
+	for len(left) > 0 {
+		select {
+		case m := <-a.notes:
+			if m.Method != "mcpServer/startupStatus/updated" {
+				continue
+			}
+			var st struct {
+				Name   string  `json:"name"`
+				Status string  `json:"status"`
+				Error  *string `json:"error"`
+			}
+			_ = json.Unmarshal(m.Params, &st)
+			switch st.Status {
+			case "ready":
+				left = slices.DeleteFunc(left, func(n string) bool { return n == st.Name })
+			case "failed", "cancelled":
+				if slices.Contains(names, st.Name) {
+					msg := ""
+					if st.Error != nil {
+						msg = *st.Error
+					}
+					a.t.Fatalf("Codex could not start MCP server %s: %s %s\nstderr:\n%s", st.Name, st.Status, msg, a.stderr.String())
+				}
+			}
+		case <-a.done:
+			a.t.Fatalf("codex app-server exited\nstderr:\n%s", a.stderr.String())
+		case <-deadline:
+			a.t.Fatalf("MCP servers %v not ready within %s\nstderr:\n%s", left, timeout, a.stderr.String())
+		}
+	}
+}
+
+type codexToolResult struct {
+	Content           []map[string]any `json:"content"`
+	StructuredContent json.RawMessage  `json:"structuredContent"`
+	IsError           bool             `json:"isError"`
+}
+
+func (r codexToolResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if s, ok := c["text"].(string); ok {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func (a *appServer) toolCall(thread, srv, tool string, args map[string]any) codexToolResult {
+	a.t.Helper()
+	raw := a.call("mcpServer/tool/call", map[string]any{"threadId": thread, "server": srv, "tool": tool, "arguments": args}, 90*time.Second)
+	var r codexToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		a.t.Fatalf("mcpServer/tool/call %s: %v\n%s", tool, err, raw)
+	}
+	if r.IsError {
+		a.t.Fatalf("mcpServer/tool/call %s %v: tool error: %s", tool, args, r.text())
+	}
+	return r
+}
+
+func TestE2ECodex(t *testing.T) {
+	start := time.Now()
+	codex := e2eTool(t, "codex")
+	codegraph := e2eTool(t, "codegraph")
+	p := e2eFixture(t)
+	cfg := e2eConfig(t, p)
+	e := newTestEnv(t)
+	e.cfgPath = cfg
+
+	// The user already has the native CodeGraph server; install adds ours
+	// and keeps it byte for byte.
+	userConfig := fmt.Sprintf("# the user's own Codex config\n[mcp_servers.codegraph]\ncommand = %q\nargs = [\"serve\", \"--mcp\"]\nenv = { CODEGRAPH_TELEMETRY = \"0\", CODEGRAPH_NO_UPDATE_CHECK = \"1\", CODEGRAPH_NO_DAEMON = \"1\" }\n", codegraph)
+	writeTestFile(t, e.codexFile(), userConfig)
+	out, errOut, code := e.install(t, hostCodex, installOptions{})
+	if code != 0 {
+		t.Fatalf("cgcat install codex: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.HasPrefix(readTestFile(t, e.codexFile()), userConfig) {
+		t.Fatal("install changed the user's bytes")
+	}
+
+	neutral := canonTemp(t)
+	a := startAppServer(t, codex, neutral, baseEnv(e.home, "CODEX_HOME="+e.codexHome))
+	var init struct {
+		UserAgent string `json:"userAgent"`
+		CodexHome string `json:"codexHome"`
+	}
+	_ = json.Unmarshal(a.call("initialize", map[string]any{
+		"clientInfo":   map[string]any{"name": "cgcat-e2e", "title": nil, "version": "1"},
+		"capabilities": map[string]any{"experimentalApi": false, "requestAttestation": false},
+	}, 60*time.Second), &init)
+	if init.CodexHome != e.codexHome {
+		t.Fatalf("Codex uses CODEX_HOME %q, want %q", init.CodexHome, e.codexHome)
+	}
+	_ = a.send(map[string]any{"method": "initialized"})
+	var ts struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	_ = json.Unmarshal(a.call("thread/start", map[string]any{"cwd": neutral, "ephemeral": true}, 60*time.Second), &ts)
+	if ts.Thread.ID == "" {
+		t.Fatal("thread/start gave no thread id")
+	}
+	a.waitReady([]string{"codegraph-catalog", "codegraph"}, 60*time.Second)
+	t.Logf("Codex %s: thread %s, both MCP servers ready after %s", init.UserAgent, ts.Thread.ID, time.Since(start).Round(time.Millisecond))
+
+	// Codex lists our two tools with readOnlyHint. (Name the server: the
+	// unfiltered "full" listing took ~25 s here before answering.)
+	var list struct {
+		Data []struct {
+			Name          string `json:"name"`
+			RuntimeStatus string `json:"runtimeStatus"`
+			ServerInfo    *struct {
+				Name string `json:"name"`
+			} `json:"serverInfo"`
+			Tools map[string]struct {
+				Annotations *struct {
+					ReadOnlyHint *bool `json:"readOnlyHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+			ToolsError *string `json:"toolsError"`
+		} `json:"data"`
+	}
+	raw := a.call("mcpServerStatus/list", map[string]any{"threadId": ts.Thread.ID, "serverName": "codegraph-catalog", "detail": "full"}, 90*time.Second)
+	if err := json.Unmarshal(raw, &list); err != nil || len(list.Data) != 1 {
+		t.Fatalf("mcpServerStatus/list: %v\n%s", err, raw)
+	}
+	st := list.Data[0]
+	if st.Name != "codegraph-catalog" || st.RuntimeStatus != "connected" || st.ServerInfo == nil || st.ServerInfo.Name != "cgcat" {
+		t.Fatalf("server status: %s", raw)
+	}
+	for _, tool := range []string{"local_codegraph_projects", "local_codegraph_resolve"} {
+		tl, ok := st.Tools[tool]
+		if !ok || tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || !*tl.Annotations.ReadOnlyHint {
+			t.Fatalf("Codex does not list %s with readOnlyHint: %s", tool, raw)
+		}
+	}
+	if len(st.Tools) != 2 {
+		t.Fatalf("Codex lists %d tools for cgcat, want 2: %s", len(st.Tools), raw)
+	}
+
+	// Through Codex: the catalog answers, then the native CodeGraph with
+	// the returned paths, B then C in one thread.
+	find := func(query string) string {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			r := a.toolCall(ts.Thread.ID, "codegraph-catalog", "local_codegraph_projects", map[string]any{"query": query, "limit": 3})
+			var env server.Envelope
+			if err := json.Unmarshal(r.StructuredContent, &env); err != nil {
+				t.Fatalf("structuredContent through Codex: %v\n%s", err, r.StructuredContent)
+			}
+			if env.Status == server.StatusOK && len(env.Projects) > 0 && env.Projects[0].ProjectPath != nil {
+				pp := *env.Projects[0].ProjectPath
+				if !strings.Contains(r.text(), "projectPath: "+pp) {
+					t.Fatalf("text through Codex lacks the path:\n%s", r.text())
+				}
+				return pp
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("query %q through Codex: %s", query, r.StructuredContent)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	bPath, cPath := find("@fruit/banana-sdk"), find("@fruit/cherry-ledger")
+	if bPath != p.b || cPath != p.c {
+		t.Fatalf("paths through Codex: %s %s", bPath, cPath)
+	}
+	bText := a.toolCall(ts.Thread.ID, "codegraph", "codegraph_explore", map[string]any{"query": "BananaOrdersClient createBananaOrder", "projectPath": bPath}).text()
+	cText := a.toolCall(ts.Thread.ID, "codegraph", "codegraph_explore", map[string]any{"query": "CherryLedgerService postCherryEntry", "projectPath": cPath}).text()
+	if !strings.Contains(bText, "BananaOrdersClient") || strings.Contains(bText, "CherryLedgerService") {
+		t.Fatalf("codegraph_explore(B) through Codex:\n%s", bText)
+	}
+	if !strings.Contains(cText, "CherryLedgerService") || strings.Contains(cText, "BananaOrdersClient") {
+		t.Fatalf("codegraph_explore(C) through Codex:\n%s", cText)
+	}
+	t.Logf("Codex end to end: %s", time.Since(start).Round(time.Millisecond))
+}
+
+// ---- OpenCode: opencode mcp list ----------------------------------------
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+func TestE2EOpenCode(t *testing.T) {
+	start := time.Now()
+	opencode := e2eTool(t, "opencode")
+	codegraph := e2eTool(t, "codegraph")
+	p := e2eFixture(t)
+	cfg := e2eConfig(t, p)
+	e := newTestEnv(t)
+	e.cfgPath = cfg
+
+	// The user's existing opencode.jsonc with the native CodeGraph server
+	// and comments; install merges our entry into it.
+	oc := filepath.Join(e.opencodeDir(), "opencode.jsonc")
+	userConfig := fmt.Sprintf(`{
+  // the user's own OpenCode config
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "codegraph": {
+      "type": "local",
+      "command": [%q, "serve", "--mcp"],
+      "environment": {"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"},
+      "enabled": true,
+    },
+  },
+}
+`, codegraph)
+	writeTestFile(t, oc, userConfig)
+	out, errOut, code := e.install(t, hostOpenCode, installOptions{})
+	if code != 0 {
+		t.Fatalf("cgcat install opencode: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, readTestFile(t, oc), "// the user's own OpenCode config")
+
+	neutral := canonTemp(t)
+	env := baseEnv(e.home,
+		"XDG_CONFIG_HOME="+e.xdgConfig,
+		"XDG_DATA_HOME="+filepath.Join(e.home, ".local", "share"),
+		"XDG_CACHE_HOME="+filepath.Join(e.home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(e.home, ".local", "state"),
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1",
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, opencode, "mcp", "list")
+	cmd.Env, cmd.Dir = env, neutral
+	b, err := cmd.CombinedOutput()
+	text := ansiRE.ReplaceAllString(string(b), "")
+	if err != nil {
+		t.Fatalf("opencode mcp list: %v\n%s", err, text)
+	}
+	// It exits 0 even when a server failed: read the lines.
+	lines := strings.Split(text, "\n")
+	status := func(name string) (string, string) {
+		for i, l := range lines {
+			f := strings.Fields(l)
+			if k := slices.Index(f, name); k > 0 && (f[k-1] == "✓" || f[k-1] == "✗") {
+				next := ""
+				if i+1 < len(lines) {
+					next = strings.TrimSpace(strings.TrimLeft(lines[i+1], "│ "))
+				}
+				return strings.Join(f[k-1:], " "), next
+			}
+		}
+		return "", ""
+	}
+	ours, ourCmd := status("codegraph-catalog")
+	if ours != "✓ codegraph-catalog connected" {
+		t.Fatalf("opencode mcp list does not show codegraph-catalog connected (got %q):\n%s", ours, text)
+	}
+	if want := cgcatBin(t) + " serve --config " + cfg; ourCmd != want {
+		t.Fatalf("opencode runs %q, want %q", ourCmd, want)
+	}
+	if native, _ := status("codegraph"); native != "✓ codegraph connected" {
+		t.Fatalf("the native CodeGraph server is not connected (%q):\n%s", native, text)
+	}
+	t.Logf("opencode mcp list: ours and the native CodeGraph connected after %s", time.Since(start).Round(time.Millisecond))
+
+	// doctor, with both host CLIs on PATH, reads their versions and starts
+	// the entry as OpenCode would.
+	t.Setenv("PATH", filepath.Dir(opencode)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dout, _, dcode := e.doctor(t, &globalOptions{configPath: cfg})
+	mustContain(t, dout, "· opencode CLI: 1.18.33 (", "✓ started as OpenCode starts it: cgcat ", "✓ tools: local_codegraph_projects, local_codegraph_resolve (both readOnlyHint)")
+	if dcode != 0 {
+		t.Fatalf("doctor: exit %d\n%s", dcode, dout)
+	}
+	t.Logf("OpenCode end to end with doctor: %s", time.Since(start).Round(time.Millisecond))
+}
