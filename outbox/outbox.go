@@ -71,14 +71,15 @@ func Depth(r interface {
 }
 
 // Done removes projectID's row if it is still the one that was projected
-// (same Seq); a row replaced by a newer change stays.
+// (same Seq, RecordRevision and Enqueued time); a row replaced by a newer
+// change stays.
 func Done(tx *store.Tx, projected Row) error {
 	v, ok, err := tx.Get(prefix + projected.ProjectID)
 	if err != nil || !ok {
 		return err
 	}
 	var cur Row
-	if json.Unmarshal(v, &cur) == nil && cur.Seq != projected.Seq {
+	if json.Unmarshal(v, &cur) == nil && !cur.same(projected) {
 		return nil
 	}
 	tx.Delete(prefix + projected.ProjectID)
@@ -92,7 +93,7 @@ func Retry(tx *store.Tx, projected Row, cause error) error {
 		return err
 	}
 	var cur Row
-	if err := json.Unmarshal(v, &cur); err != nil || cur.Seq != projected.Seq {
+	if err := json.Unmarshal(v, &cur); err != nil || !cur.same(projected) {
 		return nil
 	}
 	cur.Attempts++
@@ -100,4 +101,11 @@ func Retry(tx *store.Tx, projected Row, cause error) error {
 	nv, _ := json.Marshal(cur)
 	tx.Put(prefix+projected.ProjectID, nv)
 	return nil
+}
+
+// same reports whether r is still the row o that was read earlier. Seq alone
+// is not unique: Enqueue in a batch that changes no record (a re-enqueue by
+// `gbrain sync --full`) takes the same next revision as the next real change.
+func (r Row) same(o Row) bool {
+	return r.Seq == o.Seq && r.RecordRevision == o.RecordRevision && r.Enqueued.Equal(o.Enqueued)
 }

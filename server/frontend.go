@@ -157,6 +157,13 @@ type plainKey struct {
 // maxPlain bounds the cached plain listings (one per workspace hint seen).
 const maxPlain = 8
 
+// maxHits bounds the hits a search keeps for paging (20 pages of 50). A
+// search's result is the top matches, never the catalog (a plain listing,
+// shared between snapshots, pages through everything); without a bound,
+// each kept snapshot of a query matching most of a 100k catalog would hold
+// 100k entries.
+const maxHits = 1000
+
 func (f *Frontend) base(status string) *Envelope {
 	e := &Envelope{SchemaVersion: SchemaVersion, Status: status, Projects: []Project{}, GBrainState: GBrainDisabled}
 	if f.opt.Recall != nil {
@@ -187,6 +194,28 @@ func (f *Frontend) setupRequired() *Envelope {
 
 // Projects answers local_codegraph_projects.
 func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
+	return f.warn(f.projects(ctx, a))
+}
+
+// warn adds to an answer what the agent should know about discovery itself
+// (a full disk, a read-only data dir): answers then come from the catalog
+// as it was, and say so.
+func (f *Frontend) warn(e *Envelope, err error) (*Envelope, error) {
+	if e == nil || f.ref == nil {
+		return e, err
+	}
+	if derr := f.ref.LastError(); derr != nil {
+		w := "Discovery cannot update the catalog right now (" + derr.Error() + "); these answers come from the catalog as it was."
+		if e.Message == "" {
+			e.Message = w
+		} else {
+			e.Message += " " + w
+		}
+	}
+	return e, err
+}
+
+func (f *Frontend) projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
 	if !f.opt.Config.HasRoots() || f.opt.Open == nil {
 		return f.setupRequired(), nil
 	}
@@ -280,6 +309,9 @@ func (f *Frontend) rank(ctx context.Context, query, ws string) (*listing, string
 	}
 	cat := f.cat
 	hits := cat.Search(query, f.pol)
+	if len(hits) > maxHits {
+		hits = hits[:maxHits]
+	}
 	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
@@ -545,6 +577,10 @@ func hasControl(s string) bool {
 // Resolve answers local_codegraph_resolve (R21): the current record of an
 // id from an earlier answer. It never takes a path.
 func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
+	return f.warn(f.resolve(ctx, a))
+}
+
+func (f *Frontend) resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
 	if !f.opt.Config.HasRoots() || f.opt.Open == nil {
 		return f.setupRequired(), nil
 	}

@@ -366,3 +366,45 @@ func TestRecall(t *testing.T) {
 		}
 	}
 }
+
+// TestPagingBounds: a plain listing pages through the whole catalog (the
+// only way to enumerate it); a search keeps at most maxHits for paging.
+func TestPagingBounds(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = maxHits + 100
+	root := filepath.Join(dir, "code")
+	fx := &fixture{root: root, dataDir: filepath.Join(dir, "data")}
+	writeCatalog(t, fx.dataDir, root, n)
+	f := fx.frontend(t, Options{})
+	walk := func(query string) (count int) {
+		seen := map[string]bool{}
+		a := ProjectsArgs{Query: query, Limit: 50}
+		for range 100 {
+			e, err := f.Projects(context.Background(), a)
+			if err != nil || e.Status != StatusOK {
+				t.Fatalf("%v %v", err, e.Status)
+			}
+			for _, p := range e.Projects {
+				if seen[p.ProjectID] {
+					t.Fatalf("%s seen twice", p.Name)
+				}
+				seen[p.ProjectID] = true
+			}
+			if e.NextCursor == nil {
+				return len(seen)
+			}
+			a.Cursor = *e.NextCursor
+		}
+		t.Fatal("paging does not end")
+		return 0
+	}
+	if got := walk(""); got != n {
+		t.Errorf("plain listing walked %d of %d", got, n)
+	}
+	if got := walk("bench"); got != maxHits {
+		t.Errorf("search walked %d, want the top %d", got, maxHits)
+	}
+}

@@ -458,8 +458,8 @@ func doctorGBrainSection(ctx context.Context, cfg *config.Config) []check {
 // doctorGBrain checks the GBrain connection itself (whoami, brain/source,
 // outbox depth, conflicts). It is the hook for the GBrain client in
 // package gbrain; until that is wired it only says so.
-func doctorGBrain(_ context.Context, _ *config.Config) []check {
-	return []check{infof("GBrain connection: not checked yet (this cgcat cannot test it)")}
+func doctorGBrain(ctx context.Context, cfg *config.Config) []check {
+	return gbrainDoctorChecks(ctx, cfg)
 }
 
 // ---- hosts ------------------------------------------------------------------

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/projection"
 	"github.com/cgcat/cgcat/server"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/spf13/cobra"
@@ -47,8 +50,13 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	f := newFrontend(cfg, o.workspace, logger)
+	var recall *lateRecall
+	if cfg.GBrain.Enabled {
+		recall = &lateRecall{}
+	}
+	f := newFrontend(cfg, o.workspace, logger, recall.orNil())
 	var bg sync.WaitGroup
+	var gb *projection.Service
 	if cfg.HasRoots() {
 		bg.Add(1)
 		go func() {
@@ -59,7 +67,16 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 				}
 				return
 			}
+			if recall != nil {
+				// GBrain dials lazily in the background and never blocks
+				// discovery or answers (R32).
+				gb = projection.Start(ctx, cfg, f.Catalog().Store(), catalog.PolicyFrom(cfg), logger)
+				recall.set(gb.Recall())
+			}
 			f.Refresher().Run(ctx)
+			if gb != nil {
+				<-gb.Done()
+			}
 		}()
 	}
 
@@ -81,4 +98,34 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 		return err
 	}
 	return nil
+}
+
+// lateRecall is the frontend's GBrain recall before the catalog (and so the
+// projection service) is ready: until then it says GBrain is not connected.
+type lateRecall struct {
+	mu sync.Mutex
+	r  server.Recall
+}
+
+func (l *lateRecall) set(r server.Recall) {
+	l.mu.Lock()
+	l.r = r
+	l.mu.Unlock()
+}
+
+func (l *lateRecall) orNil() server.Recall {
+	if l == nil {
+		return nil
+	}
+	return l
+}
+
+func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]server.RecallHit, error) {
+	l.mu.Lock()
+	r := l.r
+	l.mu.Unlock()
+	if r == nil {
+		return nil, errors.New("GBrain is not connected yet")
+	}
+	return r.Recall(ctx, query, limit)
 }

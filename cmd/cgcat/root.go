@@ -49,6 +49,7 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		newResolveCommand(g),
 		newConfigCommand(g),
 		newStoreCommand(g),
+		newGBrainCommand(g),
 		newInstallCommand(g),
 		newUninstallCommand(g),
 		newInstructionsCommand(g),
@@ -120,11 +121,13 @@ func openCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ca
 }
 
 // newFrontend builds the frontend that the tools and the CLI twins share.
-func newFrontend(cfg *config.Config, workspace string, log *slog.Logger) *server.Frontend {
+// recall is GBrain recall (nil when GBrain is off).
+func newFrontend(cfg *config.Config, workspace string, log *slog.Logger, recall server.Recall) *server.Frontend {
 	return server.NewFrontend(server.Options{
 		Config:       cfg,
 		Workspace:    workspace,
 		Log:          log,
+		Recall:       recall,
 		SliceBudget:  time.Duration(cfg.Discovery.MaxSliceMs) * time.Millisecond,
 		RecallBudget: time.Duration(cfg.GBrain.RecallBudgetMs) * time.Millisecond,
 		Open: func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {

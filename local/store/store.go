@@ -212,6 +212,16 @@ func (s *Store) open(ctx context.Context, readOnly bool) (*leveldb.DB, error) {
 			BlockCacheCapacity:     2 << 20,
 			WriteBuffer:            2 << 20,
 		})
+		if readOnly && err != nil && !isLocked(err) {
+			// A writer killed mid-open can leave an empty journal or a
+			// half-made manifest, which goleveldb's read-only recovery
+			// refuses (io.EOF) while a normal open repairs it.
+			if rw, rwErr := leveldb.OpenFile(s.dbDir, &opt.Options{OpenFilesCacheCapacity: 16, BlockCacheCapacity: 2 << 20, WriteBuffer: 2 << 20}); rwErr == nil {
+				db, err = rw, nil
+			} else if isLocked(rwErr) {
+				err = rwErr
+			}
+		}
 		switch {
 		case err == nil:
 			return nil

@@ -143,11 +143,11 @@ func startServer(t testing.TB, cfg string, env ...string) *server {
 
 // envelope is the part of the answer these tests read.
 type envelope struct {
-	Status          string `json:"status"`
-	Message         string `json:"message"`
-	CatalogRevision uint64 `json:"catalogRevision"`
-	ScanState       string `json:"scanState"`
-	Coverage        string `json:"coverage"`
+	Status          string  `json:"status"`
+	Message         string  `json:"message"`
+	CatalogRevision uint64  `json:"catalogRevision"`
+	ScanState       string  `json:"scanState"`
+	Coverage        string  `json:"coverage"`
 	NextCursor      *string `json:"nextCursor"`
 	Projects        []struct {
 		ProjectID   string  `json:"projectId"`

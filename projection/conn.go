@@ -1,0 +1,152 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local/config"
+)
+
+// ErrDisabled means the config does not turn GBrain on.
+var ErrDisabled = errors.New("GBrain is off in this config")
+
+// ErrNotConnected means there is no live GBrain connection right now.
+var ErrNotConnected = errors.New("not connected to GBrain")
+
+// EnableHint says how to turn GBrain on.
+const EnableHint = `GBrain is off (the default). To keep reference-only project cards in GBrain, set "gbrain": {"enabled": true, "connectionRef": "NAME", "expectedSource": "codegraph-catalog"} in the config and add "connections": {"NAME": {"command": "/abs/path/to/gbrain", "args": ["serve"]}} (or {"url": "https://…/mcp", "tokenEnv": "VAR"} for ` + "`gbrain serve --http`" + `); create the source once with ` + "`gbrain sources add codegraph-catalog`" + `.`
+
+// Connection returns the GBrain connection the config names (R7).
+func Connection(cfg *config.Config) (gbrain.Connection, error) {
+	if !cfg.GBrain.Enabled {
+		return gbrain.Connection{}, ErrDisabled
+	}
+	c, ok := cfg.Connections[cfg.GBrain.ConnectionRef]
+	if !ok {
+		return gbrain.Connection{}, fmt.Errorf("gbrain.connectionRef names %q, which is not in the top-level connections map", cfg.GBrain.ConnectionRef)
+	}
+	return gbrain.Connection{Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL, TokenEnv: c.TokenEnv}, nil
+}
+
+// Conn is a GBrain connection that is dialed on demand and dialed again
+// once lost. Every fresh connection is checked: the expected source must be
+// registered (put_page would otherwise fail, or worse, land elsewhere).
+// Safe for concurrent use.
+type Conn struct {
+	conn gbrain.Connection
+	opts gbrain.Options
+
+	dialMu sync.Mutex // one dial at a time
+
+	mu      sync.Mutex
+	c       *gbrain.Client
+	lastErr error
+	dials   int
+	closed  bool
+}
+
+// NewConn prepares (does not dial) the connection the config names.
+func NewConn(cfg *config.Config, log *slog.Logger) (*Conn, error) {
+	conn, err := Connection(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewConnWith(conn, gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, Logger: log}), nil
+}
+
+// NewConnWith prepares a connection from its parts.
+func NewConnWith(conn gbrain.Connection, opts gbrain.Options) *Conn {
+	return &Conn{conn: conn, opts: opts}
+}
+
+// Client returns the live client, dialing (and checking the source) when
+// there is none or the last one was lost. Dial errors are *gbrain.DialError
+// (IsTransient tells whether trying later may help); a missing source is
+// Definite.
+func (k *Conn) Client(ctx context.Context) (*gbrain.Client, error) {
+	if c := k.Current(); c != nil {
+		return c, nil
+	}
+	k.dialMu.Lock()
+	defer k.dialMu.Unlock()
+	if c := k.Current(); c != nil {
+		return c, nil
+	}
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil, &gbrain.CallError{Tool: "dial", Class: gbrain.Definite, Err: gbrain.ErrClosed}
+	}
+	old := k.c
+	k.c = nil
+	k.dials++
+	k.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	c, err := gbrain.Dial(ctx, k.conn, k.opts)
+	if err == nil {
+		if err = c.CheckSource(ctx); err != nil {
+			_ = c.Close()
+			c = nil
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lastErr = err
+	if err != nil {
+		return nil, err
+	}
+	if k.closed {
+		_ = c.Close()
+		return nil, &gbrain.CallError{Tool: "dial", Class: gbrain.Definite, Err: gbrain.ErrClosed}
+	}
+	k.c = c
+	return c, nil
+}
+
+// Current returns the live client, or nil when not connected (never dials).
+func (k *Conn) Current() *gbrain.Client {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.c == nil || k.c.Lost() != nil {
+		return nil
+	}
+	return k.c
+}
+
+// LastError is why the last dial failed (nil after a successful one), or
+// why the live connection was lost.
+func (k *Conn) LastError() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.c != nil {
+		return k.c.Lost()
+	}
+	return k.lastErr
+}
+
+// Dials counts dial attempts.
+func (k *Conn) Dials() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.dials
+}
+
+// Close ends the connection (the child's stdin first, see gbrain.Client.Close).
+// Later calls to Client fail.
+func (k *Conn) Close() error {
+	k.mu.Lock()
+	k.closed = true
+	c := k.c
+	k.c = nil
+	k.mu.Unlock()
+	if c != nil {
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,597 @@
+package projection
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
+)
+
+// ErrNoLease means Drain was called without holding the projector lease (or
+// after losing it).
+var ErrNoLease = errors.New("this process does not hold the projector lease")
+
+// Outcome is what became of one outbox row.
+type Outcome string
+
+const (
+	Written   Outcome = "written"    // card written and read back
+	Unchanged Outcome = "unchanged"  // card already as we last wrote it: one read, no write
+	Adopted   Outcome = "adopted"    // a write whose answer was lost turned out to have landed
+	Conflict  Outcome = "conflict"   // someone else changed the page: not overwritten
+	NotShared Outcome = "not_shared" // the live policy does not share the project: nothing sent
+	Dropped   Outcome = "dropped"    // the record is gone
+	Failed    Outcome = "failed"     // the card cannot be written as it is
+)
+
+// Report counts the outcomes of a drain.
+type Report struct {
+	Rows      int `json:"rows"`
+	Written   int `json:"written"`
+	Unchanged int `json:"unchanged"`
+	Adopted   int `json:"adopted"`
+	Conflicts int `json:"conflicts"`
+	NotShared int `json:"notShared"`
+	Dropped   int `json:"dropped"`
+	Failed    int `json:"failed"`
+	// Remaining is the outbox depth when the drain ended.
+	Remaining int `json:"remaining"`
+}
+
+func (r *Report) add(o Outcome) {
+	r.Rows++
+	switch o {
+	case Written:
+		r.Written++
+	case Unchanged:
+		r.Unchanged++
+	case Adopted:
+		r.Adopted++
+	case Conflict:
+		r.Conflicts++
+	case NotShared:
+		r.NotShared++
+	case Dropped:
+		r.Dropped++
+	case Failed:
+		r.Failed++
+	}
+}
+
+// Progress is reported after every row of a drain.
+type Progress struct {
+	Done, Total int
+	ProjectID   string
+	Outcome     Outcome
+	Report      Report
+}
+
+// PlanItem is what a drain would do with one row (dry run).
+type PlanItem struct {
+	ProjectID string  `json:"projectId"`
+	Slug      string  `json:"slug,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Action    Outcome `json:"action"`
+	Detail    string  `json:"detail,omitempty"`
+}
+
+// Projector drains the outbox into GBrain. It is used by one goroutine.
+type Projector struct {
+	st   *store.Store
+	pol  catalog.Policy
+	set  Settings
+	conn *Conn
+	log  *slog.Logger
+
+	// Progress, when set, is called after every row.
+	Progress func(Progress)
+	// RetryBudget bounds the backoff on transient failures of one call
+	// (zero: 5 s). GBrain still down after it: the drain stops and the rows
+	// wait in the outbox.
+	RetryBudget time.Duration
+	// MaxAmbiguous bounds the read-back-then-retry rounds of one card after
+	// put_page answers were lost (zero: 3).
+	MaxAmbiguous int
+
+	lease *lease.Lease
+	epoch uint64
+
+	// BatchSize and BatchDelay bound how many finished rows wait for one
+	// store batch, and for how long (zero: 50 rows, 1 s). A batch is one
+	// synced LevelDB commit (tens of ms on a slow disk), so committing each
+	// card alone would cost more than the network calls. Losing a batch (a
+	// crash) loses nothing: the rows stay queued and the next drain finds
+	// the cards already written and adopts them with one read each.
+	BatchSize  int
+	BatchDelay time.Duration
+
+	staged      []func(tx *store.Tx) error
+	stagedSince time.Time
+
+	// netTime is the time spent inside GBrain calls (benchmarks).
+	netTime time.Duration
+
+	// listHook runs before every list_pages call (tests: pages shifting);
+	// listLimit replaces the page size of list_pages (tests: many pages
+	// from few cards).
+	listHook  func(offset int)
+	listLimit int
+}
+
+// stage adds the outcome of one row to the next batch.
+func (p *Projector) stage(fn func(tx *store.Tx) error) {
+	if len(p.staged) == 0 {
+		p.stagedSince = time.Now()
+	}
+	p.staged = append(p.staged, fn)
+}
+
+// flush commits the staged outcomes in one fenced batch.
+func (p *Projector) flush(ctx context.Context, extra ...func(tx *store.Tx) error) error {
+	ops := append(p.staged, extra...)
+	p.staged = nil
+	if len(ops) == 0 {
+		return nil
+	}
+	return p.commit(ctx, func(tx *store.Tx) error {
+		for _, op := range ops {
+			if err := op(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (p *Projector) flushDue() bool {
+	size, delay := p.BatchSize, p.BatchDelay
+	if size <= 0 {
+		size = 50
+	}
+	if delay <= 0 {
+		delay = time.Second
+	}
+	return len(p.staged) >= size || (len(p.staged) > 0 && time.Since(p.stagedSince) >= delay)
+}
+
+// NewProjector prepares a projector; it writes nothing until it holds the
+// lease (TryAcquire / Acquire).
+func NewProjector(st *store.Store, pol catalog.Policy, set Settings, conn *Conn, log *slog.Logger) *Projector {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Projector{st: st, pol: pol, set: set, conn: conn, log: log}
+}
+
+// TryAcquire takes the projector lease without waiting (lease.ErrHeld when
+// another process projects) and starts a new fencing epoch.
+func (p *Projector) TryAcquire(ctx context.Context) error {
+	l, err := lease.TryAcquire(LeasePath(p.st.DataDir()))
+	if err != nil {
+		return err
+	}
+	return p.fence(ctx, l)
+}
+
+// Acquire waits for the projector lease.
+func (p *Projector) Acquire(ctx context.Context, poll time.Duration) error {
+	l, err := lease.Acquire(ctx, LeasePath(p.st.DataDir()), poll)
+	if err != nil {
+		return err
+	}
+	return p.fence(ctx, l)
+}
+
+func (p *Projector) fence(ctx context.Context, l *lease.Lease) error {
+	var epoch uint64
+	err := p.st.Update(ctx, func(tx *store.Tx) error {
+		epoch = tx.BumpFence(fenceName)
+		return nil
+	})
+	if err != nil {
+		_ = l.Release()
+		return err
+	}
+	p.lease, p.epoch = l, epoch
+	return nil
+}
+
+// Holding reports whether this projector holds a lease that was not stolen.
+func (p *Projector) Holding() bool { return p.lease != nil && !p.lease.Lost() }
+
+// Release gives the lease back.
+func (p *Projector) Release() {
+	if p.lease != nil {
+		_ = p.lease.Release()
+		p.lease = nil
+	}
+}
+
+type item struct {
+	row outbox.Row
+	rec *local.Project
+	st  *State
+}
+
+// load reads the pending rows with their records and states in one View.
+func (p *Projector) load(ctx context.Context) ([]item, error) {
+	var items []item
+	err := p.st.View(ctx, func(r *store.Reader) error {
+		rows, err := outbox.Pending(r, 0)
+		if err != nil && rows == nil {
+			return err
+		}
+		for _, row := range rows {
+			it := item{row: row}
+			if it.rec, err = r.Project(row.ProjectID); err != nil {
+				p.log.Warn("unreadable record; its card waits", "project", row.ProjectID, "err", err)
+				continue
+			}
+			if it.st, err = readState(r, row.ProjectID); err != nil {
+				return err
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
+	return items, err
+}
+
+// commit runs one fenced batch. It outlives a cancelled ctx briefly, so
+// what a finished network write did is still recorded.
+func (p *Projector) commit(ctx context.Context, fn func(tx *store.Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return p.st.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.CheckFence(fenceName, p.epoch); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Drain projects every pending row, then the rows that arrived meanwhile.
+// It stops early (rows stay in the outbox, nothing is lost) when GBrain is
+// unreachable after the retry budget, when GBrain refuses something that is
+// not about one card, when the lease is lost, or when ctx ends.
+func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
+	if !p.Holding() {
+		return rep, ErrNoLease
+	}
+	p.staged = nil
+	start := time.Now()
+	defer func() {
+		var last []func(tx *store.Tx) error
+		if rep.Rows > 0 {
+			sr := SyncRecord{At: time.Now().UTC(), PID: os.Getpid(), Report: rep, Duration: time.Since(start).Round(time.Millisecond).String()}
+			v, _ := json.Marshal(sr)
+			last = append(last, func(tx *store.Tx) error { tx.Put(keyLastSync, v); return nil })
+		}
+		if ferr := p.flush(ctx, last...); ferr != nil && err == nil {
+			err = ferr
+		}
+		rep.Remaining = p.depth(ctx)
+	}()
+	tried := map[string]outbox.Row{}
+	total := 0
+	for {
+		if err := p.flush(ctx); err != nil {
+			return rep, err
+		}
+		items, err := p.load(ctx)
+		if err != nil {
+			return rep, err
+		}
+		var todo []item
+		for _, it := range items {
+			if prev, ok := tried[it.row.ProjectID]; ok && prev.Seq == it.row.Seq && prev.RecordRevision == it.row.RecordRevision && prev.Enqueued.Equal(it.row.Enqueued) {
+				continue
+			}
+			todo = append(todo, it)
+		}
+		if len(todo) == 0 {
+			return rep, nil
+		}
+		total += len(todo)
+		for _, it := range todo {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			if !p.Holding() {
+				return rep, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
+			}
+			tried[it.row.ProjectID] = it.row
+			out, _, err := p.projectOne(ctx, it, false)
+			if err != nil {
+				if ctx.Err() == nil && !errors.Is(err, store.ErrFenced) {
+					row := it.row
+					p.stage(func(tx *store.Tx) error { return outbox.Retry(tx, row, err) })
+				}
+				return rep, err
+			}
+			rep.add(out)
+			if p.flushDue() {
+				if err := p.flush(ctx); err != nil {
+					return rep, err
+				}
+			}
+			if p.Progress != nil {
+				p.Progress(Progress{Done: rep.Rows, Total: total, ProjectID: it.row.ProjectID, Outcome: out, Report: rep})
+			}
+		}
+	}
+}
+
+func (p *Projector) depth(ctx context.Context) int {
+	n := 0
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = p.st.View(ctx, func(r *store.Reader) error { n = outbox.Depth(r); return nil })
+	return n
+}
+
+// Plan says what a drain would do with every pending row, reading GBrain
+// but writing nothing anywhere (dry run). It needs no lease.
+func (p *Projector) Plan(ctx context.Context) ([]PlanItem, error) {
+	items, err := p.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan := make([]PlanItem, 0, len(items))
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			return plan, err
+		}
+		out, pi, err := p.projectOne(ctx, it, true)
+		if err != nil {
+			return plan, err
+		}
+		pi.Action = out
+		plan = append(plan, pi)
+	}
+	return plan, nil
+}
+
+// projectOne handles one row. A returned error stops the drain and leaves
+// the row pending; every per-card outcome is an Outcome.
+func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome, PlanItem, error) {
+	pi := PlanItem{ProjectID: it.row.ProjectID}
+	row, rec, st := it.row, it.rec, it.st
+	done := func(fn func(tx *store.Tx)) error {
+		if dry {
+			return nil
+		}
+		p.stage(func(tx *store.Tx) error {
+			if fn != nil {
+				fn(tx)
+			}
+			return outbox.Done(tx, row)
+		})
+		return nil
+	}
+	if rec == nil {
+		pi.Detail = "the record is gone"
+		return Dropped, pi, done(nil)
+	}
+	pi.Name = rec.Meta.Name
+	if !p.pol.Allows(rec.Root) {
+		// Policy decides; nothing about this project leaves the machine.
+		pi.Detail = unsharedNote
+		return NotShared, pi, done(func(tx *store.Tx) {
+			if st != nil {
+				s := *st
+				s.Unshared = true
+				putState(tx, rec.ID, &s)
+			}
+		})
+	}
+	card, slug, content, err := encode(rec, p.set)
+	pi.Slug = slug
+	if err != nil {
+		pi.Detail = err.Error()
+		return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
+	}
+	cardHash := gbrain.ContentHash(content)
+	maxAmb := p.MaxAmbiguous
+	if maxAmb <= 0 {
+		maxAmb = 3
+	}
+	for attempt := 0; ; attempt++ {
+		page, err := p.read(ctx, slug)
+		if err != nil {
+			return "", pi, err
+		}
+		switch {
+		case page == nil:
+			pi.Detail = "new card"
+		case st != nil && st.PageHash != 0 && gbrain.ContentHash(page.Content) == st.PageHash:
+			if st.CardHash == cardHash && st.Slug == slug {
+				pi.Detail = "the card in GBrain is already this one"
+				return Unchanged, pi, done(func(tx *store.Tx) {
+					if st.Failed != "" || st.Unshared || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
+						s := *st
+						s.Failed, s.Unshared, s.Conflict, s.RecordRevision = "", false, nil, rec.RecordRevision
+						putState(tx, rec.ID, &s)
+					}
+				})
+			}
+			pi.Detail = "update"
+		case holds(page, card, content):
+			// Our own write whose hash was never recorded (a lost answer,
+			// a crash before the batch): take it as written.
+			pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
+			return Adopted, pi, done(func(tx *store.Tx) { putState(tx, rec.ID, written(slug, cardHash, page, rec)) })
+		default:
+			why := conflictWhy(page, rec.ID, p.set.MachineID, st)
+			pi.Detail = why
+			return Conflict, pi, done(func(tx *store.Tx) {
+				s := State{Slug: slug}
+				if st != nil {
+					s = *st
+				}
+				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(page.Content)}
+				putState(tx, rec.ID, &s)
+			})
+		}
+		if dry {
+			return Written, pi, nil
+		}
+		if !p.Holding() {
+			return "", pi, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
+		}
+		_, err = p.put(ctx, slug, content)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return "", pi, ctx.Err()
+		case gbrain.IsAmbiguous(err) && attempt+1 < maxAmb:
+			// The write may have landed: read back and compare first.
+			p.log.Info("put_page answer lost; reading the card back before deciding", "slug", slug, "err", err)
+			continue
+		case gbrain.IsDefinite(err) && cardError(err):
+			pi.Detail = err.Error()
+			return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
+		default:
+			return "", pi, err
+		}
+		back, err := p.read(ctx, slug)
+		if err != nil {
+			// Written but not confirmed: the row stays; the next read finds
+			// our card and adopts it.
+			return "", pi, fmt.Errorf("read back %s after writing it: %w", slug, err)
+		}
+		if back == nil {
+			return "", pi, fmt.Errorf("read back %s after writing it: the page is not there", slug)
+		}
+		if !holds(back, card, content) {
+			why := "the page changed right after cgcat wrote it (another writer?)"
+			pi.Detail = why
+			return Conflict, pi, done(func(tx *store.Tx) {
+				s := State{Slug: slug}
+				if st != nil {
+					s = *st
+				}
+				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(back.Content)}
+				putState(tx, rec.ID, &s)
+			})
+		}
+		return Written, pi, done(func(tx *store.Tx) { putState(tx, rec.ID, written(slug, cardHash, back, rec)) })
+	}
+}
+
+func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project) *State {
+	return &State{
+		Slug:           slug,
+		CardHash:       cardHash,
+		PageHash:       gbrain.ContentHash(page.Content),
+		PageUpdatedAt:  string(page.UpdatedAt),
+		RecordRevision: rec.RecordRevision,
+		WrittenAt:      time.Now().UTC(),
+	}
+}
+
+func (p *Projector) putFailed(tx *store.Tx, rec *local.Project, st *State, slug string, err error) {
+	s := State{Slug: slug}
+	if st != nil {
+		s = *st
+	}
+	s.Failed = err.Error()
+	putState(tx, rec.ID, &s)
+}
+
+// cardError: GBrain refused this card's content (status "error", e.g. its
+// frontmatter), or answered for another slug, or the client refused it before
+// sending — not the connection or the configuration, so other cards may still
+// go through. GBrain's own isError answers (invalid_params, internal_error —
+// an unregistered source —, permission_denied) are about every card: they
+// stop the drain and the rows wait.
+func cardError(err error) bool {
+	return errors.Is(err, gbrain.ErrPutRejected) || errors.Is(err, gbrain.ErrSlugMismatch) ||
+		errors.Is(err, gbrain.ErrInvalidSlug) || errors.Is(err, gbrain.ErrInvalidArgument)
+}
+
+func conflictWhy(page *gbrain.Page, projectID, machineID string, st *State) string {
+	c, err := gbrain.Decode(page.Content)
+	switch {
+	case errors.Is(err, gbrain.ErrNotOurCard):
+		return "the page at this slug is not a cgcat card (no ownership marker): written by someone else"
+	case errors.Is(err, gbrain.ErrCardTampered):
+		return "the card's locator does not match its ids (tampered)"
+	case errors.Is(err, gbrain.ErrPathForbidden):
+		return "the card carries a path although it is reference-only (tampered)"
+	case err != nil:
+		return "the page does not parse as a cgcat card: " + err.Error()
+	case c.MachineID != machineID:
+		return fmt.Sprintf("the card names machine %s, not this one", c.MachineID)
+	case c.ProjectID != projectID:
+		return fmt.Sprintf("the card names project %s", c.ProjectID)
+	case st == nil || st.PageHash == 0:
+		return "a card cgcat has no record of writing (its content differs from what cgcat would write)"
+	}
+	return "edited in GBrain since cgcat's last write (content hash differs)"
+}
+
+func (p *Projector) retryBudget() time.Duration {
+	if p.RetryBudget > 0 {
+		return p.RetryBudget
+	}
+	return 5 * time.Second
+}
+
+// retry runs op on a live client, redialing and backing off while the
+// failure is transient (nothing changed in GBrain), within RetryBudget.
+func (p *Projector) retry(ctx context.Context, op func(c *gbrain.Client) error) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.MaxInterval = 2 * time.Second
+	b.MaxElapsedTime = p.retryBudget()
+	return backoff.Retry(func() error {
+		c, err := p.conn.Client(ctx)
+		if err == nil {
+			start := time.Now()
+			err = op(c)
+			p.netTime += time.Since(start)
+		}
+		if err == nil || gbrain.IsTransient(err) {
+			return err
+		}
+		return backoff.Permanent(err)
+	}, backoff.WithContext(b, ctx))
+}
+
+// read returns the page with its content, or nil when there is none.
+func (p *Projector) read(ctx context.Context, slug string) (*gbrain.Page, error) {
+	var page *gbrain.Page
+	err := p.retry(ctx, func(c *gbrain.Client) error {
+		pg, err := c.GetPage(ctx, slug, true)
+		if errors.Is(err, gbrain.ErrPageNotFound) {
+			page = nil
+			return nil
+		}
+		page = pg
+		return err
+	})
+	return page, err
+}
+
+// put writes once; only a failure that surely sent nothing is retried here.
+func (p *Projector) put(ctx context.Context, slug, content string) (*gbrain.PutResult, error) {
+	var res *gbrain.PutResult
+	err := p.retry(ctx, func(c *gbrain.Client) error {
+		r, err := c.PutPage(ctx, slug, content)
+		res = r
+		return err
+	})
+	return res, err
+}

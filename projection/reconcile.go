@@ -1,0 +1,247 @@
+package projection
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
+)
+
+// ReconcileReport is what `gbrain sync --full` found.
+type ReconcileReport struct {
+	At time.Time `json:"at"`
+	// Cards is how many of our cards list_pages showed.
+	Cards int `json:"cards"`
+	// Local is how many local records this view shares.
+	Local int `json:"local"`
+	// Enqueued is how many cards were queued again (missing, stale,
+	// changed in GBrain, conflicted or failed: the drain re-checks them).
+	Enqueued int `json:"enqueued"`
+	Missing  int `json:"missing"`
+	Stale    int `json:"stale"`
+	// Changed lists cards whose GBrain updated_at moved since our last
+	// write: someone else wrote them; the drain records the conflict.
+	Changed []ConflictInfo `json:"changed"`
+	// Foreign lists the conflicts already known.
+	Foreign []ConflictInfo `json:"foreign"`
+	// Orphans are cards under our prefix whose project id is not bound on
+	// this machine (another machine's card, a deleted store, a forged slug).
+	Orphans     []Orphan `json:"orphans"`
+	OrphanCount int      `json:"orphanCount"`
+	// Unshared are cards of local projects this process's view does not
+	// share (the policy changed after they were written).
+	Unshared      []Orphan `json:"unshared"`
+	UnsharedCount int      `json:"unsharedCount"`
+	// OtherTagged counts pages carrying our tag outside our slug prefix.
+	OtherTagged int `json:"otherTagged"`
+	// Rescans counts enumerations restarted because list pages shifted;
+	// Shifted says the last one still saw them move.
+	Rescans int  `json:"rescans"`
+	Shifted bool `json:"shifted,omitempty"`
+	DryRun  bool `json:"dryRun,omitempty"`
+	// Queue lists the queued ids with why (capped).
+	Queue []Orphan `json:"queue,omitempty"`
+}
+
+// Orphan is one card that matches no shareable local record.
+type Orphan struct {
+	Slug      string `json:"slug"`
+	ProjectID string `json:"projectId,omitempty"`
+	Why       string `json:"why"`
+}
+
+// maxRescans bounds restarts of a shifting enumeration.
+const maxRescans = 3
+
+// listCards enumerates the pages tagged as our cards: sorted by slug, offset
+// paging with one row of overlap. When the overlap row is not where it was
+// (pages shifted under concurrent writes), the enumeration restarts; rows
+// seen in any pass are kept (de-duplicated by slug).
+func (p *Projector) listCards(ctx context.Context) (map[string]gbrain.PageRef, int, bool, error) {
+	seen := map[string]gbrain.PageRef{}
+	limit := gbrain.MaxListLimit
+	if p.listLimit > 0 {
+		limit = p.listLimit
+	}
+	rescans := 0
+	for pass := 0; ; pass++ {
+		shifted := false
+		offset, last := 0, ""
+		for {
+			var refs []gbrain.PageRef
+			if p.listHook != nil {
+				p.listHook(offset)
+			}
+			err := p.retry(ctx, func(c *gbrain.Client) error {
+				var err error
+				refs, err = c.ListPages(ctx, gbrain.ListOptions{Tag: gbrain.CardTag, Sort: gbrain.SortSlug, Limit: limit, Offset: offset})
+				return err
+			})
+			if err != nil {
+				return nil, rescans, false, err
+			}
+			n := len(refs)
+			if offset > 0 {
+				if n == 0 || refs[0].Slug != last {
+					shifted = true
+					break
+				}
+				refs = refs[1:]
+			}
+			for _, r := range refs {
+				seen[r.Slug] = r
+			}
+			if n < limit {
+				break
+			}
+			last = refs[len(refs)-1].Slug
+			offset += limit - 1
+		}
+		if !shifted {
+			return seen, rescans, false, nil
+		}
+		if pass >= maxRescans {
+			return seen, rescans, true, nil
+		}
+		rescans++
+	}
+}
+
+// Reconcile compares our cards in GBrain with the local records: every
+// shareable record whose card is missing, stale, changed in GBrain,
+// conflicted or failed is queued again (outbox rows, so the drain decides
+// with its usual read-and-check); orphans and cards of projects no longer
+// shared are reported. With dryRun nothing is written. It needs no lease:
+// queueing is what the scanner does too.
+func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileReport, error) {
+	cards, rescans, shifted, err := p.listCards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ReconcileReport{At: time.Now().UTC(), Rescans: rescans, Shifted: shifted, DryRun: dryRun,
+		Changed: []ConflictInfo{}, Foreign: []ConflictInfo{}, Orphans: []Orphan{}, Unshared: []Orphan{}}
+	prefix := p.set.SlugPrefix + "/"
+	ours := map[string]gbrain.PageRef{} // project id → ref
+	for slug, ref := range cards {
+		if !strings.HasPrefix(slug, prefix) {
+			rep.OtherTagged++
+			continue
+		}
+		rep.Cards++
+		ours[strings.TrimPrefix(slug, prefix)] = ref
+	}
+
+	type want struct {
+		id  string
+		rev uint64
+		why string
+	}
+	var queue []want
+	pending := map[string]bool{}
+	bound := map[string]bool{}
+	err = p.st.View(ctx, func(r *store.Reader) error {
+		rows, _ := outbox.Pending(r, 0)
+		for _, row := range rows {
+			pending[row.ProjectID] = true
+		}
+		return r.Projects(func(rec *local.Project) error {
+			bound[rec.ID] = true
+			ref, has := ours[rec.ID]
+			if !p.pol.Allows(rec.Root) {
+				if has {
+					rep.UnsharedCount++
+					if len(rep.Unshared) < maxListed {
+						rep.Unshared = append(rep.Unshared, Orphan{Slug: ref.Slug, ProjectID: rec.ID, Why: unsharedNote + "; delete the page in GBrain if it should not be there"})
+					}
+				}
+				return nil
+			}
+			rep.Local++
+			st, err := readState(r, rec.ID)
+			if err != nil {
+				return err
+			}
+			_, slug, content, encErr := encode(rec, p.set)
+			why := ""
+			switch {
+			case !has:
+				why = "missing in GBrain"
+				rep.Missing++
+			case st == nil || st.PageHash == 0:
+				why = "no record of writing it"
+				rep.Stale++
+			case st.RecordRevision != rec.RecordRevision || (encErr == nil && st.CardHash != gbrain.ContentHash(content)) || st.Slug != slug:
+				why = "stale"
+				rep.Stale++
+			case st.PageUpdatedAt != "" && string(ref.UpdatedAt) != st.PageUpdatedAt:
+				why = "changed in GBrain since cgcat's last write"
+				if len(rep.Changed) < maxListed {
+					rep.Changed = append(rep.Changed, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: why})
+				}
+			case st.Conflict != nil:
+				why = "conflict: " + st.Conflict.Why
+				if len(rep.Foreign) < maxListed {
+					rep.Foreign = append(rep.Foreign, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: st.Conflict.Why, At: st.Conflict.At})
+				}
+			case st.Failed != "":
+				why = "failed before: " + st.Failed
+			}
+			if why != "" {
+				queue = append(queue, want{rec.ID, rec.RecordRevision, why})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id, ref := range ours {
+		if bound[id] {
+			continue
+		}
+		why := "its project id is not bound on this machine (another machine's card, or a record that is gone)"
+		if !gbrain.ValidCardID(id) || !store.ValidProjectID(id) {
+			why = "its slug does not end in a cgcat project id"
+		}
+		rep.OrphanCount++
+		rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: why})
+	}
+	sort.Slice(rep.Orphans, func(i, j int) bool { return rep.Orphans[i].Slug < rep.Orphans[j].Slug })
+	if len(rep.Orphans) > maxListed {
+		rep.Orphans = rep.Orphans[:maxListed]
+	}
+	sort.Slice(queue, func(i, j int) bool { return queue[i].id < queue[j].id })
+	for _, q := range queue {
+		if len(rep.Queue) < maxListed {
+			rep.Queue = append(rep.Queue, Orphan{ProjectID: q.id, Why: q.why})
+		}
+	}
+	rep.Enqueued = len(queue)
+	if dryRun {
+		return rep, nil
+	}
+	now := time.Now()
+	for chunk := range slices.Chunk(queue, 500) {
+		err := p.st.Update(ctx, func(tx *store.Tx) error {
+			for _, q := range chunk {
+				if !pending[q.id] {
+					outbox.Enqueue(tx, q.id, q.rev, now)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	v, _ := json.Marshal(rep)
+	_ = p.st.Update(ctx, func(tx *store.Tx) error { tx.Put(keyReconcile, v); return nil })
+	return rep, nil
+}

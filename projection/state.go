@@ -1,0 +1,173 @@
+package projection
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
+)
+
+// Store keys owned by this package.
+const (
+	prefixState  = "proj/"              // proj/<projectId> → State
+	keyLastSync  = "projmeta/lastSync"  // SyncRecord
+	keyReconcile = "projmeta/reconcile" // ReconcileReport
+	fenceName    = "projector"          // store fencing name of the lease
+	leaseFile    = "projector.lease"    // in the data dir
+	maxListed    = 50                   // conflicts, orphans… kept in summaries
+	unsharedNote = "not shared by this process's sharing view"
+)
+
+// LeasePath is the projector lease file of a data dir.
+func LeasePath(dataDir string) string { return filepath.Join(dataDir, leaseFile) }
+
+// State is what the projector knows about one project's card. PageHash is
+// xxh3 of the content GBrain returned right after our last write (GBrain
+// re-serialises pages; that form is a fixed point): a later read with
+// another hash means someone else changed the page.
+type State struct {
+	Slug     string `json:"slug"`
+	CardHash uint64 `json:"cardHash"` // xxh3 of what we encoded and wrote
+	PageHash uint64 `json:"pageHash"` // xxh3 of the read-back content
+	// PageUpdatedAt is GBrain's updated_at of the read-back page; list_pages
+	// showing another value means the page changed since (reconcile).
+	PageUpdatedAt  string    `json:"pageUpdatedAt,omitempty"`
+	RecordRevision uint64    `json:"recordRevision"`
+	WrittenAt      time.Time `json:"writtenAt"`
+	// Conflict is set while the page holds content we did not write. It is
+	// cleared by the next successful projection of this card.
+	Conflict *ConflictNote `json:"conflict,omitempty"`
+	// Failed is set when the card cannot be written as it is (GBrain refused
+	// its content, or it does not encode); cleared by a later success.
+	Failed string `json:"failed,omitempty"`
+	// Unshared is set when the live policy refused the project; cleared by a
+	// later success.
+	Unshared bool `json:"unshared,omitempty"`
+}
+
+// ConflictNote describes a card someone else changed.
+type ConflictNote struct {
+	Why      string    `json:"why"`
+	At       time.Time `json:"at"`
+	PageHash uint64    `json:"pageHash"` // hash of the foreign content seen
+}
+
+type getter interface {
+	Get(key string) ([]byte, bool, error)
+}
+
+func readState(r getter, projectID string) (*State, error) {
+	v, ok, err := r.Get(prefixState + projectID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, nil // unreadable state is no state: the next read decides
+	}
+	return &s, nil
+}
+
+func putState(tx *store.Tx, projectID string, s *State) {
+	v, _ := json.Marshal(s)
+	tx.Put(prefixState+projectID, v)
+}
+
+// SyncRecord summarises the last drain that did something.
+type SyncRecord struct {
+	At       time.Time `json:"at"`
+	PID      int       `json:"pid"`
+	Report   Report    `json:"report"`
+	Duration string    `json:"duration"`
+}
+
+// ConflictInfo is one conflicted or failed card, for status and doctor.
+type ConflictInfo struct {
+	ProjectID string    `json:"projectId"`
+	Slug      string    `json:"slug"`
+	Why       string    `json:"why"`
+	At        time.Time `json:"at,omitzero"`
+}
+
+// Status is the projection as the store knows it (no network).
+type Status struct {
+	OutboxDepth int `json:"outboxDepth"`
+	// Cards is how many projects have a recorded card.
+	Cards         int              `json:"cards"`
+	LastSync      *SyncRecord      `json:"lastSync,omitempty"`
+	LastReconcile *ReconcileReport `json:"lastReconcile,omitempty"`
+	Conflicts     []ConflictInfo   `json:"conflicts"`
+	Failed        []ConflictInfo   `json:"failed"`
+	// OldestPending is the enqueue time of the oldest outbox row.
+	OldestPending time.Time `json:"oldestPending,omitzero"`
+	// PendingErrors are the last errors of rows that failed to project.
+	PendingErrors []string `json:"pendingErrors,omitempty"`
+	LeaseHeld     bool     `json:"leaseHeld"`
+	LeasePID      int      `json:"leasePid,omitempty"`
+}
+
+// ReadStatus reads the projection's state from the store in one View.
+func ReadStatus(ctx context.Context, st *store.Store) (*Status, error) {
+	s := &Status{Conflicts: []ConflictInfo{}, Failed: []ConflictInfo{}}
+	err := st.View(ctx, func(r *store.Reader) error {
+		rows, err := outbox.Pending(r, 0)
+		if err != nil {
+			return err
+		}
+		s.OutboxDepth = len(rows)
+		for _, row := range rows {
+			if s.OldestPending.IsZero() || row.Enqueued.Before(s.OldestPending) {
+				s.OldestPending = row.Enqueued
+			}
+			if row.LastErr != "" && len(s.PendingErrors) < 5 {
+				s.PendingErrors = append(s.PendingErrors, fmt.Sprintf("%s (%d attempts): %s", row.ProjectID, row.Attempts, row.LastErr))
+			}
+		}
+		if err := r.Scan(prefixState, func(k string, v []byte) bool {
+			var ps State
+			if json.Unmarshal(v, &ps) != nil {
+				return true
+			}
+			id := strings.TrimPrefix(k, prefixState)
+			if ps.PageHash != 0 {
+				s.Cards++
+			}
+			if ps.Conflict != nil {
+				s.Conflicts = append(s.Conflicts, ConflictInfo{ProjectID: id, Slug: ps.Slug, Why: ps.Conflict.Why, At: ps.Conflict.At})
+			}
+			if ps.Failed != "" {
+				s.Failed = append(s.Failed, ConflictInfo{ProjectID: id, Slug: ps.Slug, Why: ps.Failed})
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		if v, ok, _ := r.Get(keyLastSync); ok {
+			var sr SyncRecord
+			if json.Unmarshal(v, &sr) == nil {
+				s.LastSync = &sr
+			}
+		}
+		if v, ok, _ := r.Get(keyReconcile); ok {
+			var rr ReconcileReport
+			if json.Unmarshal(v, &rr) == nil {
+				s.LastReconcile = &rr
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(s.Conflicts, func(i, j int) bool { return s.Conflicts[i].Slug < s.Conflicts[j].Slug })
+	sort.Slice(s.Failed, func(i, j int) bool { return s.Failed[i].Slug < s.Failed[j].Slug })
+	s.LeaseHeld, s.LeasePID = lease.Holder(LeasePath(st.DataDir()))
+	return s, nil
+}
