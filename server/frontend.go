@@ -308,7 +308,7 @@ func (f *Frontend) rank(ctx context.Context, query, ws string) (*listing, string
 		return f.plainListing(ws), ""
 	}
 	cat := f.cat
-	hits := cat.Search(query, f.pol)
+	hits, _ := cat.SearchTop(query, f.pol, maxHits)
 	if len(hits) > maxHits {
 		hits = hits[:maxHits]
 	}

@@ -85,6 +85,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
 	mcpserver.WithWorkerPoolSize(4)(stdio)
 	err = stdio.Listen(ctx, in, out)
+	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.
 	cancel()
 	done := make(chan struct{})
@@ -94,7 +95,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	case <-time.After(2 * time.Second):
 		logger.Warn("background discovery did not stop in time; exiting anyway (the scan queue resumes next time)")
 	}
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !stopped {
 		return err
 	}
 	return nil

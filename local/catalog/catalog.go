@@ -36,6 +36,8 @@ type Catalog struct {
 	state    scan.State
 	secret   []byte
 	stamp    fileStamp // revision file as last seen
+	// allowed caches sharing decisions: view key → id → allowed.
+	allowed map[uint64]map[string]bool
 	// syncMu keeps one reload at a time.
 	syncMu sync.Mutex
 }
@@ -143,16 +145,30 @@ func (c *Catalog) reload(ctx context.Context, full bool) error {
 	if err != nil {
 		return err
 	}
+	// The index has its own lock, and a search calls back into c.mu (the
+	// keep filter): never hold c.mu while touching the index.
+	c.mu.RLock()
+	ix := c.index
+	c.mu.RUnlock()
+	if all {
+		ix = search.New()
+	}
+	for _, p := range changed {
+		ix.Put(docOf(p))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if all {
 		c.projects = make(map[string]*local.Project, len(changed))
-		c.index = search.New()
+		c.allowed = nil
 	}
 	for _, p := range changed {
 		c.projects[p.ID] = p
-		c.index.Put(docOf(p))
+		for _, m := range c.allowed {
+			delete(m, p.ID)
+		}
 	}
+	c.index = ix
 	c.rev, c.state, c.secret, c.stamp = rev, state, secret, stamp
 	return nil
 }
@@ -169,8 +185,19 @@ func docOf(p *local.Project) search.Doc {
 		Tags:        m.Tags,
 		Description: m.Description,
 		Readme:      m.Readme,
-		Path:        p.Root,
+		Path:        tailPath(p.Root, 3),
 	}
+}
+
+// tailPath keeps the last n segments of a root: the folders that name a
+// project (".../services/payments") without the ones every project shares
+// ("/home/me/code"), which would make every project match "code".
+func tailPath(root string, n int) string {
+	parts := strings.FieldsFunc(root, func(r rune) bool { return r == '/' || r == '\\' })
+	if len(parts) > n {
+		parts = parts[len(parts)-n:]
+	}
+	return strings.Join(parts, "/")
 }
 
 // Revision is the catalogRevision of the view.
@@ -221,6 +248,15 @@ func (c *Catalog) Search(query string, pol Policy) []search.Hit {
 	return ix.Search(query, c.visible(pol))
 }
 
+// SearchTop is Search cut to the first n hits, with the total count; only
+// those n are sorted and explained.
+func (c *Catalog) SearchTop(query string, pol Policy, n int) ([]search.Hit, int) {
+	c.mu.RLock()
+	ix := c.index
+	c.mu.RUnlock()
+	return ix.SearchTop(query, c.visible(pol), n)
+}
+
 // List returns the ids the policy lets this frontend see, in stable order.
 func (c *Catalog) List(pol Policy) []string {
 	c.mu.RLock()
@@ -229,12 +265,35 @@ func (c *Catalog) List(pol Policy) []string {
 	return ix.List(c.visible(pol))
 }
 
+// visible is the keep filter for pol. Sharing decisions are cached per view
+// and record (a path comparison per record per query was most of a search's
+// cost) and dropped when the record changes.
 func (c *Catalog) visible(pol Policy) func(string) bool {
+	vk := pol.ViewKey()
 	return func(id string) bool {
 		c.mu.RLock()
 		p := c.projects[id]
+		ok, cached := c.allowed[vk][id]
 		c.mu.RUnlock()
-		return p != nil && pol.Allows(p.Root)
+		if p == nil {
+			return false
+		}
+		if cached {
+			return ok
+		}
+		ok = pol.Allows(p.Root)
+		c.mu.Lock()
+		if c.projects[id] == p { // not replaced meanwhile
+			if c.allowed == nil {
+				c.allowed = map[uint64]map[string]bool{}
+			}
+			if c.allowed[vk] == nil {
+				c.allowed[vk] = map[string]bool{}
+			}
+			c.allowed[vk][id] = ok
+		}
+		c.mu.Unlock()
+		return ok
 	}
 }
 

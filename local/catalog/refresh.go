@@ -75,6 +75,9 @@ func (r *Refresher) Run(ctx context.Context) {
 	next := time.Now() // a round at start
 	lastReq := modTime(r.requestFile())
 	for {
+		if ctx.Err() != nil {
+			return // a kick or tick may win the select after cancellation
+		}
 		if !time.Now().Before(next) {
 			r.round(ctx)
 			next = time.Now().Add(r.interval)

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
@@ -673,12 +674,21 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
 	hasMarker := false
+	badName := ""
 	err := listDir(it.Path, func(name string, t fs.FileMode) {
 		if name == MarkerDir && t.IsDir() {
 			hasMarker = true
 			return
 		}
 		if exclude[name] || it.Depth >= s.opt.MaxDepth {
+			return
+		}
+		if !utf8.ValidString(name) {
+			// A path that is not UTF-8 cannot travel through JSON intact,
+			// so it could never be handed out exactly: a gap, not a project.
+			if t.IsDir() && badName == "" {
+				badName = strings.ToValidUTF8(name, "\uFFFD")
+			}
 			return
 		}
 		child := filepath.Join(it.Path, name)
@@ -701,12 +711,15 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		}
 		return nil, nil, gapFor(it.Path, err)
 	}
+	if badName != "" {
+		gap = &Gap{Path: filepath.Join(it.Path, badName), Why: "directory name is not valid UTF-8; it is skipped"}
+	}
 	if hasMarker {
 		if v := Probe(it.Path); v.Project {
 			proj = &found{root: it.Path, meta: meta.Read(it.Path, s.opt.Meta)}
 		}
 	}
-	return children, proj, nil
+	return children, proj, gap
 }
 
 func gapFor(path string, err error) *Gap {

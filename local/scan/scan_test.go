@@ -205,3 +205,17 @@ func TestPartialScanDoesNotMakeProjectsMissing(t *testing.T) {
 		t.Fatalf("state after finishing: %+v", s)
 	}
 }
+
+func TestNonUTF8NameIsAGap(t *testing.T) {
+	root := canon(t, t.TempDir())
+	mkProject(t, filepath.Join(root, "ok"))
+	mkProject(t, filepath.Join(root, "bad\xff\xfename"))
+	st := newStore(t)
+	recs := scanAll(t, st, testOptions(root))
+	if got := rel(root, presentRoots(recs)); !slices.Equal(got, []string{"ok"}) {
+		t.Fatalf("a non-UTF-8 path can never be handed out exactly; got %q", got)
+	}
+	if s := readStateT(t, st); s.GapCount != 1 || s.Coverage != CoveragePartial {
+		t.Fatalf("the skipped directory must be a recorded gap: %+v", s)
+	}
+}
