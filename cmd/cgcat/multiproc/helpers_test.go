@@ -87,6 +87,7 @@ type cfgOpts struct {
 	data, root   string
 	share, deny  []string
 	slice, round int
+	refresh      int // refreshIntervalSeconds; 0 means 5
 }
 
 func writeConfig(t testing.TB, dir string, o cfgOpts) string {
@@ -101,12 +102,15 @@ func writeConfig(t testing.TB, dir string, o cfgOpts) string {
 	if o.round == 0 {
 		o.round = 100000
 	}
+	if o.refresh == 0 {
+		o.refresh = 5
+	}
 	cfg := map[string]any{
 		"version": 1,
 		"dataDir": o.data,
 		"discovery": map[string]any{
 			"roots": []string{o.root}, "maxDirectoriesPerSlice": o.slice, "maxDirectoriesPerRound": o.round,
-			"refreshIntervalSeconds": 5,
+			"refreshIntervalSeconds": o.refresh,
 		},
 		"sharing": map[string]any{"roots": share, "denyRoots": o.deny},
 	}

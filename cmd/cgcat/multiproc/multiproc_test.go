@@ -335,3 +335,41 @@ func holdsFileUnder(pid int, dir string) bool {
 	}
 	return false
 }
+
+// refresh: true asked of a server that does not hold the scan lease is
+// honoured by the one that does (or by whoever takes the lease): with a
+// long refresh interval, only the request can explain the new project.
+func TestRefreshFromNonHolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	base := t.TempDir()
+	root := filepath.Join(base, "code")
+	mkProject(t, filepath.Join(root, "first"), "first-project", "the first")
+	data := filepath.Join(base, "data")
+	cfg := writeConfig(t, base, cfgOpts{data: data, root: root, refresh: 3600})
+	if out, err := runCgcat(t, nil, "scan", "--config", cfg); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	a, b := startServer(t, cfg), startServer(t, cfg)
+	ctx := context.Background()
+	// Both have run their start-up round by the time they list one project.
+	for _, s := range []*server{a, b} {
+		waitFor(t, 10*time.Second, "start-up", func() bool { return len(s.listAll(t, ctx)) == 1 })
+	}
+	time.Sleep(500 * time.Millisecond)
+	mkProject(t, filepath.Join(root, "second"), "second-project", "the second")
+	for _, s := range []*server{a, b} {
+		if n := len(s.listAll(t, ctx)); n != 1 {
+			t.Fatalf("the new project appeared without a refresh (%d): the test proves nothing", n)
+		}
+	}
+	if _, _, err := b.call(ctx, "local_codegraph_projects", map[string]any{"refresh": true}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*server{a, b} {
+		waitFor(t, 15*time.Second, fmt.Sprintf("server %d to see the refreshed catalog", i), func() bool {
+			return len(s.listAll(t, ctx)) == 2
+		})
+	}
+}
