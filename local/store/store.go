@@ -213,12 +213,13 @@ func (s *Store) open(ctx context.Context, readOnly bool) (*leveldb.DB, error) {
 			WriteBuffer:            2 << 20,
 		})
 		if readOnly && err != nil && !isLocked(err) {
-			// A writer killed mid-open can leave an empty journal or a
-			// half-made manifest, which goleveldb's read-only recovery
-			// refuses (io.EOF) while a normal open repairs it.
+			// goleveldb's read-only recovery fails (io.EOF) when more than
+			// one journal file is left (a writer killed mid-open, a failed
+			// write on a full disk); a normal open repairs that. If that
+			// cannot write either, its error says why (no space, read-only).
 			if rw, rwErr := leveldb.OpenFile(s.dbDir, &opt.Options{OpenFilesCacheCapacity: 16, BlockCacheCapacity: 2 << 20, WriteBuffer: 2 << 20}); rwErr == nil {
 				db, err = rw, nil
-			} else if isLocked(rwErr) {
+			} else {
 				err = rwErr
 			}
 		}
@@ -230,7 +231,7 @@ func (s *Store) open(ctx context.Context, readOnly bool) (*leveldb.DB, error) {
 		case lerrors.IsCorrupted(err):
 			return backoff.Permanent(&CorruptError{Dir: s.dbDir, Err: err})
 		default:
-			return backoff.Permanent(fmt.Errorf("open catalog store %s: %w", s.dbDir, err))
+			return backoff.Permanent(writeErr(s.dataDir, fmt.Errorf("open catalog store %s: %w", s.dbDir, err)))
 		}
 	}, backoff.WithContext(b, ctx))
 	if err != nil {
