@@ -413,8 +413,15 @@ func (r *Reader) Revision() uint64 { n, _ := r.readRevision(); return n }
 func (r *Reader) Secret() []byte { v, _ := r.get(keySecret); return v }
 
 // Project returns the record with id, or nil.
-func (r *Reader) Project(id string) (*local.Project, error) {
-	v, err := r.get(prefixProj + id)
+func (r *Reader) Project(id string) (*local.Project, error) { return projectBy(r.get, id) }
+
+// ProjectByRoot returns the record bound to the canonical root, or nil.
+func (r *Reader) ProjectByRoot(root string) (*local.Project, error) { return projectAt(r.get, root) }
+
+// projectBy and projectAt read a record through get, so a snapshot and a
+// Tx (which also sees its own staged writes) share one decoding.
+func projectBy(get func(string) ([]byte, error), id string) (*local.Project, error) {
+	v, err := get(prefixProj + id)
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return nil, nil
 	}
@@ -428,16 +435,15 @@ func (r *Reader) Project(id string) (*local.Project, error) {
 	return &p, nil
 }
 
-// ProjectByRoot returns the record bound to the canonical root, or nil.
-func (r *Reader) ProjectByRoot(root string) (*local.Project, error) {
-	id, err := r.get(prefixRoot + pathid.Key(root))
+func projectAt(get func(string) ([]byte, error), root string) (*local.Project, error) {
+	id, err := get(prefixRoot + pathid.Key(root))
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return r.Project(string(id))
+	return projectBy(get, string(id))
 }
 
 // Projects calls fn for every record, in id order.
@@ -599,32 +605,10 @@ func (tx *Tx) Scan(prefix string, fn func(key string, value []byte) bool) error 
 }
 
 // Project returns the record with id as staged in this Tx, or nil.
-func (tx *Tx) Project(id string) (*local.Project, error) {
-	v, err := tx.get(prefixProj + id)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var p local.Project
-	if err := json.Unmarshal(v, &p); err != nil {
-		return nil, fmt.Errorf("record %s is unreadable: %w", id, err)
-	}
-	return &p, nil
-}
+func (tx *Tx) Project(id string) (*local.Project, error) { return projectBy(tx.get, id) }
 
 // ProjectByRoot returns the record bound to root as staged in this Tx.
-func (tx *Tx) ProjectByRoot(root string) (*local.Project, error) {
-	id, err := tx.get(prefixRoot + pathid.Key(root))
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return tx.Project(string(id))
-}
+func (tx *Tx) ProjectByRoot(root string) (*local.Project, error) { return projectAt(tx.get, root) }
 
 // NextRevision is the catalogRevision this Tx will commit if it changes a record.
 func (tx *Tx) NextRevision() uint64 { return tx.rev + 1 }
