@@ -47,8 +47,8 @@ echo
 # Over stdio.
 echo "### Over stdio (bench/cmd/mcpclient query -n $N against bin/cgcat serve)"
 echo
-echo "| projects | initialize ms | first tools/call ms | first discovery pass s | p50 µs | p99 µs | RSS MB | peak RSS MB |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| projects | initialize ms | first tools/call ms | first discovery pass s | p50 µs | p99 µs | ping p50 µs | RSS MB | peak RSS MB |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $SIZES; do
   bin/bench-gencat -dir "$WORK/q$n" -n "$n" >&2
   bin/bench-mcpclient query -bin bin/cgcat -config "$WORK/q$n/config.json" -n "$N" -label "$n"

@@ -412,10 +412,11 @@ func BenchmarkQuery(b *testing.B) {
 				// decoded, the tool run, the answer (structured content and
 				// text) encoded as the stdio server writes it; no pipes.
 				{"mcp", plain, func(q Query) { mcpCall(b, ms, q.Query) }},
-				// The ranker alone: catalog.Search with the sharing filter,
-				// every hit ranked and given reasons (what the frontend
-				// asks of it), no re-check, no envelope.
-				{"index", plain, func(q Query) { cat.Search(q.Query, pol) }},
+				// The ranker alone: catalog.SearchTop with the sharing
+				// filter, the best 1000 hits sorted and given reasons (what
+				// the frontend asks of it: server's maxHits), no re-check,
+				// no envelope.
+				{"index", plain, func(q Query) { cat.SearchTop(q.Query, pol, frontendMaxHits) }},
 			} {
 				b.Run(m.name, func(b *testing.B) {
 					for _, q := range m.qs { // warm
@@ -499,6 +500,9 @@ func mustProjects(b *testing.B, f *server.Frontend, a server.ProjectsArgs) {
 		b.Fatal(err)
 	}
 }
+
+// frontendMaxHits is server.maxHits: the hits a search keeps for paging.
+const frontendMaxHits = 1000
 
 // argsFrom asks query from a workspace of copy 0 of the synthetic catalog.
 func argsFrom(root, query, ws string) server.ProjectsArgs {

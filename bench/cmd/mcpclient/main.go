@@ -7,7 +7,8 @@
 //	    answered (which waits for the catalog to load)
 //	mcpclient query     -config C -queries Q [-n 2000] [-label L]
 //	    hot local_codegraph_projects latency p50/p99 (limit 5) once the
-//	    first discovery pass is over, and the server's RSS
+//	    first discovery pass is over, an MCP ping's round trip (the
+//	    transport alone), and the server's RSS
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -244,6 +245,15 @@ func runQuery(bin, cfg, queries string, n int, label string) {
 			log.Fatal(err)
 		}
 	}
+	// The transport alone: MCP ping round trips.
+	var pings []time.Duration
+	for range 500 {
+		st := time.Now()
+		if err := s.c.Ping(context.Background()); err != nil {
+			log.Fatal(err)
+		}
+		pings = append(pings, time.Since(st))
+	}
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
 		q := qs[i%len(qs)]
@@ -258,9 +268,9 @@ func runQuery(bin, cfg, queries string, n int, label string) {
 		}
 	}
 	pid := s.cmd.Process.Pid
-	fmt.Printf("| %s | %.1f | %.0f | %.1f | %.0f | %.0f | %.0f | %.0f |\n", label,
+	fmt.Printf("| %s | %.1f | %.0f | %.1f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", label,
 		ms(s.init), ms(first), scanned.Seconds(), float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()),
-		rss(pid, "VmRSS"), rss(pid, "VmHWM"))
+		float64(pct(pings, 0.5).Microseconds()), rss(pid, "VmRSS"), rss(pid, "VmHWM"))
 }
 
 func runDiscovery(bin, cfg, root, mode string, trials int, timeout time.Duration) {
