@@ -215,16 +215,26 @@ func (f *Frontend) warn(e *Envelope, err error) (*Envelope, error) {
 	return e, err
 }
 
-func (f *Frontend) projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
+// current is where both tools start: setup_required without roots, else
+// the loaded catalog brought up to date with other processes' commits.
+// A nil catalog comes with the answer (or error) to return instead.
+func (f *Frontend) current(ctx context.Context) (*catalog.Catalog, *Envelope, error) {
 	if !f.opt.Config.HasRoots() || f.opt.Open == nil {
-		return f.setupRequired(), nil
+		return nil, f.setupRequired(), nil
 	}
 	if err := f.Ready(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cat := f.cat
-	if err := cat.Sync(ctx); err != nil {
-		return nil, fmt.Errorf("read catalog: %w", err)
+	if err := f.cat.Sync(ctx); err != nil {
+		return nil, nil, fmt.Errorf("read catalog: %w", err)
+	}
+	return f.cat, nil, nil
+}
+
+func (f *Frontend) projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
+	cat, early, err := f.current(ctx)
+	if cat == nil {
+		return early, err
 	}
 	if a.Refresh && f.ref != nil {
 		f.ref.Kick()
@@ -581,15 +591,9 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 }
 
 func (f *Frontend) resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
-	if !f.opt.Config.HasRoots() || f.opt.Open == nil {
-		return f.setupRequired(), nil
-	}
-	if err := f.Ready(ctx); err != nil {
-		return nil, err
-	}
-	cat := f.cat
-	if err := cat.Sync(ctx); err != nil {
-		return nil, fmt.Errorf("read catalog: %w", err)
+	cat, early, err := f.current(ctx)
+	if cat == nil {
+		return early, err
 	}
 	var p *local.Project
 	if store.ValidProjectID(a.ProjectID) {

@@ -64,7 +64,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	}
 	if cfg.HasRoots() && f.Catalog().State().LastCompleted.IsZero() {
 		// The CLI has no background loop: finish discovery first, with progress.
-		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut, false); err != nil {
+		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,7 @@ func startScanner(ctx context.Context, cfg *config.Config, cat *catalog.Catalog,
 	return s, err
 }
 
-func scanToCompletion(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer, _ bool) error {
+func scanToCompletion(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer) error {
 	var sum scanSummary
 	return scanToCompletionSum(ctx, cfg, cat, errOut, &sum)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"path/filepath"
@@ -45,7 +46,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 		logger.Warn(w)
 	}
 	if o.workspace != "" && !filepath.IsAbs(o.workspace) {
-		return &exitError{code: 2, err: errorf("--workspace %q must be an absolute path", o.workspace)}
+		return &exitError{code: 2, err: fmt.Errorf("--workspace %q must be an absolute path", o.workspace)}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
