@@ -50,6 +50,22 @@ type Project struct {
 	ValidatedAt    time.Time    `json:"validatedAt"` // last direct check of root + marker
 	// Changed is the catalogRevision that last touched this record.
 	Changed uint64 `json:"changed"`
+
+	// DBID is the file identity (device and inode; a file id on Windows) of
+	// its .codegraph/codegraph.db when last seen: a new root holding the
+	// same database is this index moved (MovedTo).
+	DBID string `json:"dbId,omitempty"`
+	// Lineage is the identity of every directory from the discovery root
+	// down to the project root, as the walk saw them, so a deny root also
+	// hides a project reached through an alias of it (bind mount, junction).
+	Lineage []string `json:"lineage,omitempty"`
+	// MovedTo is the id of the record this index moved to, once known.
+	MovedTo string `json:"movedTo,omitempty"`
+	// MissingSince is when a direct check first found it missing.
+	MissingSince time.Time `json:"missingSince,omitzero"`
+	// MetaStamp fingerprints the files its metadata was read from (names,
+	// sizes, modification times): metadata is read again only when it moves.
+	MetaStamp uint64 `json:"metaStamp,omitempty"`
 }
 
 // Metadata is what bounded reading of a project's own files gave (R12).

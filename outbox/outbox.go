@@ -1,10 +1,12 @@
-// Package outbox is the durable queue of GBrain cards waiting to be written
-// (R30). A row is written in the same store batch as the record change that
-// causes it, so a card is never lost between the two; rows are keyed by
-// project id, so a newer change replaces an older pending one (coalescing).
+// Package outbox is the consuming side of the durable queue of GBrain cards
+// waiting to be written (or taken back). The store writes a row in the same
+// batch as the record change that needs it (store.Tx.PutProject,
+// DeleteProject), so a card is never lost between the two; rows are keyed
+// by project id, so a newer change replaces an older pending one
+// (coalescing).
 //
 // The outbox never calls the network: the projector (package projection)
-// drains it.
+// drains it through Pending, Done and Retry.
 package outbox
 
 import (
@@ -16,34 +18,25 @@ import (
 	"github.com/cgcat/cgcat/local/store"
 )
 
-// prefix is the key space of pending rows: outbox/<projectId>.
-const prefix = "outbox/"
+const prefix = store.PrefixOutbox
 
 // Row is one pending card.
-type Row struct {
-	ProjectID      string    `json:"projectId"`
-	RecordRevision uint64    `json:"recordRevision"`
-	Enqueued       time.Time `json:"enqueued"`
-	// Seq is the catalogRevision of the change; the projector deletes a row
-	// only if its Seq is still the one it projected (a newer change wins).
-	Seq      uint64 `json:"seq"`
-	Attempts int    `json:"attempts,omitempty"`
-	LastErr  string `json:"lastErr,omitempty"`
+type Row = store.OutboxRow
+
+// Enqueue records that projectID's card must be (re)written, inside tx
+// (`gbrain sync --full`). Record changes enqueue by themselves.
+func Enqueue(tx *store.Tx, projectID string, recordRevision uint64, _ time.Time) {
+	tx.EnqueueCard(projectID, recordRevision, false)
 }
 
-// Enqueue records that projectID's card must be (re)written, inside tx.
-// Call it only for stable metadata changes (a new record, a new
-// recordRevision), never for validation timestamps.
-func Enqueue(tx *store.Tx, projectID string, recordRevision uint64, now time.Time) {
-	r := Row{ProjectID: projectID, RecordRevision: recordRevision, Enqueued: now, Seq: tx.NextRevision()}
-	v, _ := json.Marshal(r)
-	tx.Put(prefix+projectID, v)
+// Retract records that projectID's card must be taken back (its project is
+// hidden from GBrain now), inside tx.
+func Retract(tx *store.Tx, projectID string, recordRevision uint64) {
+	tx.EnqueueCard(projectID, recordRevision, true)
 }
 
 // Pending lists up to n rows in key order (n <= 0: all).
-func Pending(r interface {
-	Scan(string, func(string, []byte) bool) error
-}, n int) ([]Row, error) {
+func Pending(r store.Scanner, n int) ([]Row, error) {
 	var rows []Row
 	var bad error
 	err := r.Scan(prefix, func(k string, v []byte) bool {
@@ -62,9 +55,7 @@ func Pending(r interface {
 }
 
 // Depth counts pending rows.
-func Depth(r interface {
-	Scan(string, func(string, []byte) bool) error
-}) int {
+func Depth(r store.Scanner) int {
 	n := 0
 	_ = r.Scan(prefix, func(string, []byte) bool { n++; return true })
 	return n
@@ -79,7 +70,7 @@ func Done(tx *store.Tx, projected Row) error {
 		return err
 	}
 	var cur Row
-	if json.Unmarshal(v, &cur) == nil && !cur.same(projected) {
+	if json.Unmarshal(v, &cur) == nil && !same(cur, projected) {
 		return nil
 	}
 	tx.Delete(prefix + projected.ProjectID)
@@ -93,7 +84,7 @@ func Retry(tx *store.Tx, projected Row, cause error) error {
 		return err
 	}
 	var cur Row
-	if err := json.Unmarshal(v, &cur); err != nil || !cur.same(projected) {
+	if err := json.Unmarshal(v, &cur); err != nil || !same(cur, projected) {
 		return nil
 	}
 	cur.Attempts++
@@ -104,8 +95,8 @@ func Retry(tx *store.Tx, projected Row, cause error) error {
 }
 
 // same reports whether r is still the row o that was read earlier. Seq alone
-// is not unique: Enqueue in a batch that changes no record (a re-enqueue by
-// `gbrain sync --full`) takes the same next revision as the next real change.
-func (r Row) same(o Row) bool {
-	return r.Seq == o.Seq && r.RecordRevision == o.RecordRevision && r.Enqueued.Equal(o.Enqueued)
+// is not unique: a re-enqueue in a batch that changes no record takes the
+// same next revision as the next real change.
+func same(r, o Row) bool {
+	return r.Seq == o.Seq && r.RecordRevision == o.RecordRevision && r.Enqueued.Equal(o.Enqueued) && r.Retract == o.Retract
 }

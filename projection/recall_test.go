@@ -11,16 +11,25 @@ import (
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/server"
 )
 
 // frontend builds the real frontend over the env's store with recall r.
+// Without recall it stands for a process whose config has GBrain off.
 func (e *env) frontend(r server.Recall, budget time.Duration) *server.Frontend {
+	cfg := e.cfg
+	if r == nil {
+		off := *e.cfg
+		off.GBrain.Enabled = false
+		cfg = &off
+	}
 	f := server.NewFrontend(server.Options{
-		Config:       e.cfg,
+		Config:       config.Fixed(cfg),
 		Recall:       r,
 		RecallBudget: budget,
-		Open: func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
+		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
 			cat, err := catalog.Load(ctx, e.st)
 			return cat, nil, err
 		},

@@ -10,10 +10,12 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/view"
 	"github.com/cgcat/cgcat/server"
 )
 
@@ -66,6 +68,8 @@ type Service struct {
 	lastDrain *Report
 	holding   bool
 	kick      chan struct{}
+	// lastContact is what this process last recorded of GBrain.
+	lastContact local.GBrainContact
 }
 
 // Start runs the service for cfg; with GBrain off it returns a Service that
@@ -191,6 +195,7 @@ func (s *Service) run(ctx context.Context) {
 				return
 			}
 			s.setErr(err)
+			s.contact(ctx, err)
 			switch {
 			case errors.Is(err, gbrain.ErrBrainLocked):
 				if !lockedSaid {
@@ -212,6 +217,7 @@ func (s *Service) run(ctx context.Context) {
 		lastMsg, lockedSaid = "", false
 		bo.Reset()
 		s.setErr(nil)
+		s.contact(ctx, nil)
 		s.connected(ctx)
 		s.proj.Release()
 		s.mu.Lock()
@@ -220,6 +226,7 @@ func (s *Service) run(ctx context.Context) {
 		if ctx.Err() == nil {
 			if err := s.conn.LastError(); err != nil {
 				s.setErr(err)
+				s.contact(ctx, err)
 				s.log.Warn("GBrain connection lost; dialing again", "err", err)
 			}
 			if !sleep(ctx, s.opt.RedialMin) {
@@ -265,11 +272,11 @@ func (s *Service) connected(ctx context.Context) {
 		s.holding = holding
 		s.mu.Unlock()
 		if holding && !now.Before(quietUntil) {
-			cur := stampOf(s.st.RevisionFile())
+			cur := stampOf(view.PointerFile(s.st.DataDir()))
 			if force || cur != stamp || now.Sub(lastDrain) >= s.opt.DrainEvery {
 				force = false
 				rep, err := s.proj.Drain(ctx)
-				stamp = stampOf(s.st.RevisionFile())
+				stamp = stampOf(view.PointerFile(s.st.DataDir()))
 				lastDrain = time.Now()
 				if rep.Rows > 0 {
 					s.mu.Lock()
@@ -277,6 +284,9 @@ func (s *Service) connected(ctx context.Context) {
 					s.lastDrain = &r
 					s.mu.Unlock()
 					s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "conflicts", rep.Conflicts, "remaining", rep.Remaining)
+				}
+				if ctx.Err() == nil {
+					s.contact(ctx, err)
 				}
 				if err != nil && ctx.Err() == nil {
 					failures++
@@ -300,6 +310,30 @@ func (s *Service) connected(ctx context.Context) {
 			force = true
 			quietUntil = time.Time{}
 		}
+	}
+}
+
+// contact records in the store what this process just learned of GBrain,
+// so every host and CLI twin tells the same gbrainState. It writes when the
+// news differs from what it last wrote, or to keep an "ok" fresh.
+func (s *Service) contact(ctx context.Context, err error) {
+	ok := err == nil || errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease)
+	s.mu.Lock()
+	same := s.lastContact.OK == ok && (!ok || time.Since(s.lastContact.At) < time.Minute) && !s.lastContact.At.IsZero()
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	c := local.GBrainContact{OK: ok, At: time.Now().UTC()}
+	if err != nil && !ok {
+		c.Error = err.Error()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if werr := s.st.Update(wctx, func(tx *store.Tx) error { tx.PutGBrainContact(c); return nil }); werr == nil {
+		s.mu.Lock()
+		s.lastContact = c
+		s.mu.Unlock()
 	}
 }
 

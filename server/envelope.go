@@ -58,6 +58,11 @@ type Project struct {
 	Worktree  bool     `json:"worktree,omitempty"`
 	Workspace string   `json:"workspace,omitempty"` // "self": the caller's own workspace project; "related"
 	Why       string   `json:"why,omitempty"`       // why there is no path
+	// MovedTo is the id of the record this project's index moved to.
+	MovedTo string `json:"movedTo,omitempty"`
+	// Warnings are problems met reading the project's files (a hint file
+	// that does not parse); they never change what is shared.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Handoff is the native CodeGraph call, built only from the checked path.
@@ -132,7 +137,9 @@ const outputSchema = `{
           "branch": { "type": "string" },
           "worktree": { "type": "boolean" },
           "workspace": { "type": "string", "enum": ["self", "related"] },
-          "why": { "type": "string" }
+          "why": { "type": "string" },
+          "movedTo": { "type": "string" },
+          "warnings": { "type": "array", "items": { "type": "string" } }
         },
         "required": ["projectId", "recordRevision", "name", "description", "reason", "projectPath", "availability", "indexState", "freshness", "validatedAt", "revalidateAfterSeconds"]
       }

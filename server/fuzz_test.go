@@ -15,6 +15,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -83,8 +84,8 @@ func (fx *fixture) frontend(tb testing.TB, opt Options, deny ...string) *Fronten
 	cfg.Discovery.Roots = []string{fx.root}
 	cfg.Sharing.Roots = []string{fx.root}
 	cfg.Sharing.DenyRoots = deny
-	opt.Config = &cfg
-	opt.Open = func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
+	opt.Config = config.Fixed(&cfg)
+	opt.Open = func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
 		st, err := store.Open(ctx, cfg.DataDir)
 		if err != nil {
 			return nil, nil, err
@@ -294,7 +295,7 @@ func TestNoRootsNoScan(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	opened := false
-	f := NewFrontend(Options{Config: &cfg, Open: func(context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
+	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(context.Context, *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
 		opened = true
 		return nil, nil, errors.New("must not open")
 	}})
@@ -333,7 +334,7 @@ func TestRecall(t *testing.T) {
 	for _, p := range all.Projects {
 		ids[p.Name] = p.ProjectID
 	}
-	me := fx.deny.cat.Store().MachineID()
+	me := fx.deny.Catalog().Store().MachineID()
 	with := func(r Recall) *Frontend {
 		return fx.frontend(t, Options{Recall: r, RecallBudget: 50 * time.Millisecond}, fx.secretRoot)
 	}

@@ -65,7 +65,8 @@ func New(f *Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver
 		mcpserver.WithInstructions("Use local_codegraph_projects to find other local projects that have a CodeGraph index, then pass the returned absolute projectPath unchanged to the native codegraph_explore. Resolve old projectIds with local_codegraph_resolve. This server only finds projects; code facts come from CodeGraph."),
 	}, opts...)
 	s := mcpserver.NewMCPServer("cgcat", version, opts...)
-	tools := Tools(f.opt.Config.GBrain.Enabled)
+	cfg, _ := f.opt.Config.Current()
+	tools := Tools(cfg != nil && cfg.GBrain.Enabled)
 	s.AddTool(tools[0], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := argsOf(req)
 		if err != nil {

@@ -345,6 +345,7 @@ func TestCatalogOverStdio(t *testing.T) {
 	})
 
 	t.Run("no_matches keeps coverage", func(t *testing.T) {
+		p.waitScanned() // a refresh asked above may still be running: scanState says so
 		a := p.projects(map[string]any{"query": "zyxwvut-nothing-like-this"})
 		e := a.env
 		if e.Status != server.StatusNoMatches || e.Coverage != "complete" || e.ScanState != "idle" || e.NextCursor != nil {

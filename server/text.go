@@ -43,6 +43,9 @@ func Text(e *Envelope) string {
 		} else {
 			b.WriteString("   projectPath: none — " + p.Why + "\n")
 		}
+		if p.MovedTo != "" {
+			b.WriteString("   movedTo: " + p.MovedTo + " (resolve it for the current path)\n")
+		}
 		fmt.Fprintf(&b, "   state: availability=%s indexState=%s freshness=%s validatedAt=%s\n", p.Availability, p.IndexState, p.Freshness, p.ValidatedAt)
 		if p.Branch != "" || p.Worktree {
 			fmt.Fprintf(&b, "   git: branch=%s worktree=%v\n", quote(p.Branch), p.Worktree)
@@ -59,6 +62,9 @@ func Text(e *Envelope) string {
 		}
 		if len(p.Reason) > 0 {
 			b.WriteString("   reason: " + strings.Join(p.Reason, "; ") + "\n")
+		}
+		for _, w := range p.Warnings {
+			b.WriteString("   warning: " + quote(w) + "\n")
 		}
 	}
 	if e.NextCursor != nil {

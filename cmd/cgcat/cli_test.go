@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // cliRun runs cgcat in-process with args and returns stdout, stderr, code.
@@ -106,14 +111,60 @@ func TestConfigInitCheckScanProjects(t *testing.T) {
 	}
 }
 
-func TestBadConfigRefusesToServe(t *testing.T) {
-	base := t.TempDir()
+// TestBadConfigStillServes: a host must not see a dead server because of a
+// typo in the config. serve answers initialize, lists both tools, answers
+// every call with setup_required naming the problem, and picks up the
+// corrected file without a restart.
+func TestBadConfigStillServes(t *testing.T) {
+	base := canonTemp(t)
+	code := filepath.Join(base, "code")
+	cliProject(t, filepath.Join(code, "order-sdk"), `{"name":"@acme/order-sdk"}`)
 	cfg := filepath.Join(base, "c.json")
-	if err := os.WriteFile(cfg, []byte(`{"version":1,"dataDir":"~/data"}`), 0o644); err != nil {
+	writeTestFile(t, cfg, `{"version":1,"dataDir":"~/data"}`)
+	c, err := client.NewStdioMCPClient(cgcatBin(t), os.Environ(), "serve", "--config", cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, rc := cliRun(t, "serve", "--config", cfg)
-	if rc == 0 || out != "" || !strings.Contains(errOut, `dataDir: "~/data" starts with ~`) {
-		t.Fatalf("serve with a bad config must refuse with a clear error and print nothing on stdout: rc=%d out=%q err=%q", rc, out, errOut)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize with a bad config: %v", err)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) != 2 {
+		t.Fatalf("tools/list with a bad config: %v %+v", err, tools)
+	}
+	call := func(args map[string]any) (status, message string) {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "local_codegraph_projects", args
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+		var env struct{ Status, Message string }
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &env)
+		return env.Status, env.Message
+	}
+	status, msg := call(map[string]any{"query": "order"})
+	if status != "setup_required" || !strings.Contains(msg, `dataDir: "~/data" starts with ~`) {
+		t.Fatalf("bad config: want setup_required naming the problem, got %s %q", status, msg)
+	}
+	// Fixed on disk: the same server answers from it.
+	writeTestFile(t, cfg, fmt.Sprintf(`{"version":1,"dataDir":%q,"discovery":{"roots":[%q]}}`, filepath.Join(base, "data"), code))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, msg = call(map[string]any{"query": "@acme/order-sdk"})
+		if status == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the corrected config was not picked up: %s %q", status, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/pathid"
@@ -398,17 +399,18 @@ func doctorStore(ctx context.Context, cfg *config.Config) []check {
 	}
 	ago := time.Since(state.LastCompleted).Round(time.Second)
 	when := state.LastCompleted.Local().Format(time.RFC3339)
-	if state.Coverage == scan.CoverageComplete {
+	cov, gaps := catalog.Coverage(state, cfg, catalog.PolicyFrom(cfg))
+	if cov == local.CoverageComplete {
 		cs = append(cs, okf("last scan pass finished %s (%s ago), coverage complete", when, ago))
 	} else {
-		c := warnf("places that could not be read stay gaps until fixed (permissions, offline volumes); a round cut short by its budget continues on the next refresh",
-			"last scan pass finished %s (%s ago), coverage %s: %d place(s) not covered", when, ago, state.Coverage, state.GapCount)
-		for i, gp := range state.Gaps {
+		c := warnf("places that could not be read stay gaps until fixed (permissions, offline volumes); a depth limit names discovery.maxDepth; roots added since the last pass are covered by the next one",
+			"last scan pass finished %s (%s ago), coverage %s: %d place(s) not covered", when, ago, cov, len(gaps))
+		for i, gp := range gaps {
 			if i == 5 {
-				c.notes = append(c.notes, fmt.Sprintf("… and %d more", state.GapCount-5))
+				c.notes = append(c.notes, fmt.Sprintf("… and %d more", len(gaps)-5))
 				break
 			}
-			c.notes = append(c.notes, fmt.Sprintf("not covered: %s (%s)", gp.Path, gp.Why))
+			c.notes = append(c.notes, fmt.Sprintf("not covered: %s (%s)", local.Printable(gp.Path), gp.Why))
 		}
 		cs = append(cs, c)
 	}

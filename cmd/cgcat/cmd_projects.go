@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(cfg, "", newLogger(errOut), nil)
+	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)
 	if err := f.Ready(ctx); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +43,7 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(cfg, "", newLogger(errOut), nil)
+	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)
 	e, err := f.Resolve(ctx, a)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
@@ -61,7 +62,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	if !cfg.HasRoots() {
 		return &exitError{code: 2, err: errors.New("no roots to scan: run `cgcat config init --root /ABS/DIR` or pass --root DIR")}
 	}
-	cat, _, err := openCatalog(ctx, cfg, newLogger(errOut))
+	cat, _, err := openCatalog(ctx, cfg, config.Fixed(cfg), newLogger(errOut))
 	if err != nil {
 		return err
 	}
@@ -83,12 +84,14 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 			return err
 		}
 	}
-	_ = cat.ForceSync(ctx)
+	_ = cat.Sync(ctx)
 	st := cat.State()
-	sum.Projects = cat.Len()
-	sum.Coverage, sum.Gaps, sum.GapCount, sum.Queued = st.Coverage, st.Gaps, st.GapCount, st.Queued
+	pol := catalog.PolicyFrom(cfg)
+	sum.Projects = countVisible(cat, pol)
+	cov, gaps := catalog.Coverage(st, cfg, pol)
+	sum.Coverage, sum.Gaps, sum.GapCount, sum.Queued = string(cov), gaps, len(gaps), st.Queued
 	if st.PassRunning {
-		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, st.PassGaps, st.PassGapCount
+		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, visibleGaps(st.PassGaps, pol), len(visibleGaps(st.PassGaps, pol))
 	}
 	el := time.Since(start)
 	sum.ElapsedMs = el.Milliseconds()
@@ -107,12 +110,27 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	fmt.Fprintf(out, "%s: %d directories read in %s (%.0f/s), %d projects seen, %d in the catalog, coverage %s\n",
 		state, sum.Directories, el.Round(time.Millisecond), sum.DirsPerSecond, sum.ProjectsSeen, sum.Projects, sum.Coverage)
 	for _, gp := range sum.Gaps {
-		fmt.Fprintf(out, "  not covered: %s (%s)\n", gp.Path, gp.Why)
+		fmt.Fprintf(out, "  not covered: %s (%s)\n", local.Printable(gp.Path), gp.Why)
 	}
 	if sum.GapCount > len(sum.Gaps) {
 		fmt.Fprintf(out, "  … and %d more places not covered\n", sum.GapCount-len(sum.Gaps))
 	}
 	return nil
+}
+
+// countVisible counts the records this configuration may show: what a
+// person is told never counts what it hides.
+func countVisible(cat *catalog.Catalog, pol catalog.Policy) int { return len(cat.List(pol)) }
+
+// visibleGaps drops gaps inside deny roots.
+func visibleGaps(gaps []local.Gap, pol catalog.Policy) []local.Gap {
+	var out []local.Gap
+	for _, g := range gaps {
+		if !pol.Hides(g.Path) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // startScanner takes the scan lease, waiting (with a note on a terminal)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/cgcat/cgcat/server"
@@ -38,12 +39,18 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Reader, out, errOut io.Writer) error {
 	logger := newLogger(errOut)
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return err // invalid config: refuse to start rather than half-work
+	live := g.liveConfig()
+	// An invalid config does not stop the server: a host would only show a
+	// dead server. Every answer says what is wrong, and a corrected file is
+	// picked up by itself.
+	cfg, cfgErr := live.Current()
+	if cfgErr != nil {
+		logger.Error("the configuration cannot be used; every tool answers setup_required until it is fixed", "err", cfgErr)
 	}
-	for _, w := range cfg.Warnings {
-		logger.Warn(w)
+	if cfg != nil {
+		for _, w := range cfg.Warnings {
+			logger.Warn(w)
+		}
 	}
 	if o.workspace != "" && !filepath.IsAbs(o.workspace) {
 		return &exitError{code: 2, err: fmt.Errorf("--workspace %q must be an absolute path", o.workspace)}
@@ -52,13 +59,13 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	defer cancel()
 
 	var recall *lateRecall
-	if cfg.GBrain.Enabled {
+	if cfg != nil && cfg.GBrain.Enabled {
 		recall = &lateRecall{}
 	}
-	f := newFrontend(cfg, o.workspace, logger, recall.orNil())
+	f := newFrontend(live, o.workspace, logger, recall.orNil())
 	var bg sync.WaitGroup
 	var gb *projection.Service
-	if cfg.HasRoots() {
+	if cfg != nil && cfg.HasRoots() {
 		bg.Add(1)
 		go func() {
 			defer bg.Done()
@@ -85,7 +92,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
 	mcpserver.WithWorkerPoolSize(4)(stdio)
-	err = stdio.Listen(ctx, in, out)
+	err := stdio.Listen(ctx, in, out)
 	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.
 	cancel()
@@ -122,7 +129,7 @@ func (l *lateRecall) orNil() server.Recall {
 	return l
 }
 
-func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]server.RecallHit, error) {
+func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]local.RecallHit, error) {
 	l.mu.Lock()
 	r := l.r
 	l.mu.Unlock()

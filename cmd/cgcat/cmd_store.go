@@ -28,17 +28,15 @@ func runStoreRecover(ctx context.Context, g *globalOptions, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := store.Recover(cfg.DataDir); err != nil {
+	rep, err := store.Recover(ctx, cfg.DataDir)
+	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
-	if err != nil {
-		return fmt.Errorf("the store still does not open after recovery: %w", err)
+	fmt.Fprintf(out, "recovered %s: %d records kept with their ids (%d from the database, %d from the published catalog), %d dropped\n",
+		local.Printable(cfg.DataDir), rep.Records, rep.FromDatabase, rep.FromViews, rep.Dropped)
+	if rep.TablesUnreadable > 0 || rep.JournalsUnreadable > 0 {
+		fmt.Fprintf(out, "damaged files read in part: %d of %d tables, %d of %d journals\n", rep.TablesUnreadable, rep.Tables, rep.JournalsUnreadable, rep.Journals)
 	}
-	n := 0
-	_ = st.View(ctx, func(r *store.Reader) error {
-		return r.Projects(func(_ *local.Project) error { n++; return nil })
-	})
-	fmt.Fprintf(out, "recovered %s: %d records readable; run `cgcat scan` to refill anything lost\n", cfg.DataDir, n)
+	fmt.Fprintf(out, "the damaged store is kept at %s; run `cgcat scan` to refill anything lost\n", local.Printable(rep.Aside))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
@@ -106,8 +107,30 @@ func (g *globalOptions) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
-// openCatalog opens the store and loads the catalog with its refresher.
-func openCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) (*catalog.Catalog, *catalog.Refresher, error) {
+// liveConfig is the config a long-running process follows: the file (or
+// the default place, where `cgcat config init` may create one later), or a
+// fixed ad-hoc config for --root. An invalid file is no error here: the
+// server still starts and says what is wrong in every answer.
+func (g *globalOptions) liveConfig() *config.Live {
+	cfg, err := g.loadConfig()
+	if len(g.roots) > 0 {
+		return config.NewLive("", cfg, err, nil)
+	}
+	path := g.configPath
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	dataDir := g.dataDir
+	return config.NewLive(path, cfg, err, func(c *config.Config) {
+		if dataDir != "" {
+			c.DataDir = dataDir
+		}
+	})
+}
+
+// openCatalog opens the store and loads the catalog with its refresher,
+// whose walk settings follow live.
+func openCatalog(ctx context.Context, cfg *config.Config, live *config.Live, log *slog.Logger) (*catalog.Catalog, *refresh.Refresher, error) {
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return nil, nil, err
@@ -116,24 +139,34 @@ func openCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ca
 	if err != nil {
 		return nil, nil, err
 	}
-	ref := catalog.NewRefresher(cat, scan.OptionsFrom(cfg), time.Duration(cfg.Discovery.RefreshIntervalSeconds)*time.Second, log)
+	opts := func() scan.Options {
+		if c, _ := live.Current(); c != nil {
+			return scan.OptionsFrom(c)
+		}
+		return scan.OptionsFrom(cfg)
+	}
+	ref := refresh.New(cat, opts, time.Duration(cfg.Discovery.RefreshIntervalSeconds)*time.Second, log)
 	return cat, ref, nil
 }
 
 // newFrontend builds the frontend that the tools and the CLI twins share.
 // recall is GBrain recall (nil when GBrain is off).
-func newFrontend(cfg *config.Config, workspace string, log *slog.Logger, recall server.Recall) *server.Frontend {
-	return server.NewFrontend(server.Options{
-		Config:       cfg,
-		Workspace:    workspace,
-		Log:          log,
-		Recall:       recall,
-		SliceBudget:  time.Duration(cfg.Discovery.MaxSliceMs) * time.Millisecond,
-		RecallBudget: time.Duration(cfg.GBrain.RecallBudgetMs) * time.Millisecond,
-		Open: func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
-			return openCatalog(ctx, cfg, log)
+func newFrontend(live *config.Live, workspace string, log *slog.Logger, recall server.Recall) *server.Frontend {
+	cfg, _ := live.Current()
+	opt := server.Options{
+		Config:    live,
+		Workspace: workspace,
+		Log:       log,
+		Recall:    recall,
+		Open: func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+			return openCatalog(ctx, cfg, live, log)
 		},
-	})
+	}
+	if cfg != nil {
+		opt.SliceBudget = time.Duration(cfg.Discovery.MaxSliceMs) * time.Millisecond
+		opt.RecallBudget = time.Duration(cfg.GBrain.RecallBudgetMs) * time.Millisecond
+	}
+	return server.NewFrontend(opt)
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -1,18 +1,17 @@
-// Package catalog is the in-memory view of the store that every frontend
-// answers from: records by id, the search index, and the scan state. It
-// follows other processes' commits by watching the store's revision file and
-// reloading only the records the change log names, so a query never waits
-// for the database.
+// Package catalog is the in-memory read model every frontend answers from:
+// records by id, the search index, the scan state and the last word from
+// GBrain. It follows what writers publish (package view) — one stat per
+// call when nothing changed, the changed records otherwise — and never opens
+// the store, so no other process can make it wait.
 //
-// It also owns the live re-check of a record before its path is handed out
-// (R19). It never writes a project's files and never opens a CodeGraph
-// database.
+// It also owns the sharing policy and the live re-check of a record before
+// its path is handed out. It never writes a project's files and never opens
+// a CodeGraph database.
 package catalog
 
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,144 +22,107 @@ import (
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/view"
 )
 
 // Catalog is safe for concurrent use.
 type Catalog struct {
-	st *store.Store
+	st     *store.Store
+	follow *view.Follower
 
 	mu       sync.RWMutex
-	rev      uint64
+	storeID  string
+	seq, rev uint64
 	projects map[string]*local.Project
 	index    *search.Index
-	state    scan.State
-	secret   []byte
-	stamp    fileStamp // revision file as last seen
+	state    local.ScanState
+	gbrain   local.GBrainContact
+	lastErr  error // the last failure to follow the published catalog
 	// allowed caches sharing decisions: view key → id → allowed.
 	allowed map[uint64]map[string]bool
 	// syncMu keeps one reload at a time.
 	syncMu sync.Mutex
 }
 
-type fileStamp struct {
-	mod  time.Time
-	size int64
-	ok   bool
-}
-
-// Load reads the whole catalog into memory.
+// Load follows the published catalog of st's data dir. Nothing published
+// yet is not an error: the catalog is empty until a writer publishes.
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, projects: map[string]*local.Project{}, index: search.New()}
-	if err := c.reload(ctx, true); err != nil {
+	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New()}
+	if err := c.Sync(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// Store is the store behind the catalog.
+// Store is the store behind the catalog (for writers: discovery, GBrain).
 func (c *Catalog) Store() *store.Store { return c.st }
 
-// Sync brings the view up to date with commits made by any process. It
-// costs one stat when nothing changed. When the store stays busy or cannot
-// be read for a moment, the last good view is kept and Sync succeeds: a
-// query is better answered a little stale than not at all. Only a damaged
-// or newer-format store is an error.
+// Sync brings the view up to date with what any process published. It
+// costs one stat when nothing changed and never waits for another process.
+// A damaged or missing publication keeps the last good view (Err says so).
 func (c *Catalog) Sync(ctx context.Context) error {
-	st := stampOf(c.st.RevisionFile())
-	c.mu.RLock()
-	same := st == c.stamp
-	c.mu.RUnlock()
-	if same {
+	if !c.follow.Changed() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, syncWait)
-	defer cancel()
-	err := c.reload(ctx, false)
-	var ce *store.CorruptError
-	if errors.As(err, &ce) || errors.Is(err, store.ErrNewerFormat) {
-		return err
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	u, err := c.follow.Next()
+	if err != nil {
+		c.mu.Lock()
+		c.lastErr = err
+		if errors.Is(err, view.ErrNoView) {
+			c.lastErr = nil
+		}
+		c.mu.Unlock()
+		return nil
 	}
+	c.apply(u)
 	return nil
 }
 
-// syncWait bounds how long a query waits for the store to reload.
-const syncWait = 2 * time.Second
+// ForceSync is Sync (kept for callers that just committed themselves).
+func (c *Catalog) ForceSync(ctx context.Context) error { return c.Sync(ctx) }
 
-// ForceSync reloads whatever changed, without trusting the revision file
-// (after this process committed itself, for instance).
-func (c *Catalog) ForceSync(ctx context.Context) error { return c.reload(ctx, false) }
-
-func stampOf(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+// Err is the last failure to read what writers published (nil when fine).
+func (c *Catalog) Err() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.lastErr
 }
 
-func (c *Catalog) reload(ctx context.Context, full bool) error {
-	c.syncMu.Lock()
-	defer c.syncMu.Unlock()
-	stamp := stampOf(c.st.RevisionFile())
-	c.mu.RLock()
-	since := c.rev
-	c.mu.RUnlock()
-	var (
-		changed  []*local.Project
-		all      bool
-		rev      uint64
-		state    scan.State
-		secret   []byte
-		complete bool
-	)
-	err := c.st.View(ctx, func(r *store.Reader) error {
-		rev = r.Revision()
-		secret = r.Secret()
-		var err error
-		if state, err = scan.ReadState(r); err != nil {
-			return err
-		}
-		if !full {
-			var ids []string
-			ids, complete, err = r.ChangedSince(since)
-			if err != nil {
-				return err
-			}
-			if complete {
-				for _, id := range ids {
-					p, err := r.Project(id)
-					if err != nil {
-						return err
-					}
-					if p != nil {
-						changed = append(changed, p)
-					}
-				}
-				return nil
-			}
-		}
-		all = true
-		return r.Projects(func(p *local.Project) error { changed = append(changed, p); return nil })
-	})
-	if err != nil {
-		return err
-	}
+// apply installs a whole snapshot or the deltas after the current one.
+func (c *Catalog) apply(u view.Update) {
 	// The index has its own lock, and a search calls back into c.mu (the
 	// keep filter): never hold c.mu while touching the index.
 	c.mu.RLock()
 	ix := c.index
 	c.mu.RUnlock()
-	if all {
+	var (
+		changed []*local.Project
+		deleted []string
+	)
+	full := u.Snapshot != nil
+	if full {
 		ix = search.New()
+		changed = u.Snapshot.Records
+	}
+	for _, d := range u.Deltas {
+		changed = append(changed, d.Records...)
+		deleted = append(deleted, d.Deleted...)
 	}
 	for _, p := range changed {
 		ix.Put(docOf(p))
 	}
+	for _, id := range deleted {
+		ix.Delete(id)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if all {
-		c.projects = make(map[string]*local.Project, len(changed))
+	if full {
+		s := u.Snapshot
+		c.projects = make(map[string]*local.Project, len(s.Records))
 		c.allowed = nil
+		c.storeID, c.seq, c.rev, c.state, c.gbrain = s.StoreID, s.Seq, s.Revision, s.State, s.GBrain
 	}
 	for _, p := range changed {
 		c.projects[p.ID] = p
@@ -168,9 +130,18 @@ func (c *Catalog) reload(ctx context.Context, full bool) error {
 			delete(m, p.ID)
 		}
 	}
+	for _, id := range deleted {
+		delete(c.projects, id)
+		for _, m := range c.allowed {
+			delete(m, id)
+		}
+	}
+	if n := len(u.Deltas); n > 0 {
+		d := u.Deltas[n-1]
+		c.seq, c.rev, c.state, c.gbrain = d.Seq, d.Revision, d.State, d.GBrain
+	}
 	c.index = ix
-	c.rev, c.state, c.secret, c.stamp = rev, state, secret, stamp
-	return nil
+	c.lastErr = nil
 }
 
 func docOf(p *local.Project) search.Doc {
@@ -207,19 +178,33 @@ func (c *Catalog) Revision() uint64 {
 	return c.rev
 }
 
+// StoreID names the database the view comes from; it changes when the data
+// dir's database is made anew (deleted, replaced, recovered).
+func (c *Catalog) StoreID() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.storeID
+}
+
 // State is the discovery state as of the view.
-func (c *Catalog) State() scan.State {
+func (c *Catalog) State() local.ScanState {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.state
 }
 
-// Secret is the data dir's random key.
-func (c *Catalog) Secret() []byte {
+// GBrain is the last word from GBrain as of the view.
+func (c *Catalog) GBrain() local.GBrainContact {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.secret
+	return c.gbrain
 }
+
+// Secret is the key cursors are signed with.
+func (c *Catalog) Secret() []byte { return c.st.Identity().Key("cursor") }
+
+// MachineID is this data dir's machine id.
+func (c *Catalog) MachineID() string { return c.st.MachineID() }
 
 // Len is the number of records (of any availability, any view).
 func (c *Catalog) Len() int {
@@ -265,6 +250,9 @@ func (c *Catalog) List(pol Policy) []string {
 	return ix.List(c.visible(pol))
 }
 
+// Visible reports whether the policy lets this frontend see the record.
+func (c *Catalog) Visible(id string, pol Policy) bool { return c.visible(pol)(id) }
+
 // visible is the keep filter for pol. Sharing decisions are cached per view
 // and record (a path comparison per record per query was most of a search's
 // cost) and dropped when the record changes.
@@ -281,7 +269,7 @@ func (c *Catalog) visible(pol Policy) func(string) bool {
 		if cached {
 			return ok
 		}
-		ok = pol.Allows(p.Root)
+		ok = pol.AllowsRecord(p)
 		c.mu.Lock()
 		if c.projects[id] == p { // not replaced meanwhile
 			if c.allowed == nil {
@@ -307,11 +295,12 @@ type Check struct {
 	At           time.Time
 }
 
-// Recheck looks at a record's root right now (R19): it still exists, it is
-// still the same canonical path (a root swapped for a symlink to elsewhere
-// fails), its own marker is there, and the live policy allows it.
+// Recheck looks at a record's root right now: it still exists, it is still
+// the same canonical path (a root swapped for a symlink to elsewhere
+// fails), it is not reached through an alias of a deny root, its own marker
+// is there, and the live policy allows it.
 func Recheck(p *local.Project, pol Policy) Check {
-	ck := Check{At: time.Now().UTC(), Allowed: pol.Allows(p.Root)}
+	ck := Check{At: time.Now().UTC(), Allowed: pol.AllowsRecord(p)}
 	if !ck.Allowed {
 		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
 		return ck
@@ -330,7 +319,7 @@ func Recheck(p *local.Project, pol Policy) Check {
 		ck.Why = "the root is no longer the same directory (a symlink or rename now stands in its place)"
 		return ck
 	}
-	if !pol.Allows(canon) {
+	if !pol.Allows(canon) || pol.deniedByIdentity(canon) {
 		ck.Allowed = false
 		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
 		return ck

@@ -1,47 +1,134 @@
 package catalog
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/zeebo/xxh3"
 )
 
-// Policy is one frontend's sharing view (R2, R4): a project is shown only if
-// its canonical root lies under a discovery root and a sharing root and under
-// no deny root. Deny wins. Each process has its own Policy; the catalog they
-// share has none.
+// Policy is one frontend's sharing view: a project is shown only if its
+// canonical root lies under a discovery root and a sharing root and under
+// no deny root. Deny wins, and it wins by path under every case folding and
+// Unicode form a file system might apply, and by directory identity (device
+// and inode), so an alias of a deny root — a bind mount, a junction, a
+// symlinked parent — hides what it holds as well. Each process has its own
+// Policy; the catalog they share has none.
 type Policy struct {
-	Discovery   []string
-	Share       []string
-	Deny        []string
+	Discovery []string
+	Share     []string
+	Deny      []string
+	// DenyIDs are the file identities (pathid.ID.String()) of the deny
+	// roots that exist.
+	DenyIDs     []string
 	ExposePaths bool
 }
 
-// PolicyFrom takes the live policy from a config.
+// PolicyFrom resolves the policy of a config now. Deny roots are resolved
+// again from their written spelling: one created since the config was
+// loaded, or reached through a symlink that now points elsewhere, is matched
+// where it is now as well as where it was. (Discovery and sharing roots stay
+// as loaded: widening what is shown is never done behind the user's back.)
 func PolicyFrom(c *config.Config) Policy {
-	return Policy{
-		Discovery:   slices.Clone(c.Discovery.Roots),
-		Share:       slices.Clone(c.Sharing.Roots),
-		Deny:        slices.Clone(c.Sharing.DenyRoots),
-		ExposePaths: c.Sharing.ExposeAbsolutePaths,
+	p := Policy{ExposePaths: c.Sharing.ExposeAbsolutePaths}
+	p.Discovery = slices.Clone(c.Discovery.Roots)
+	p.Share = slices.Clone(c.Sharing.Roots)
+	p.Deny = resolveAll(c.Sharing.DenyRoots, c.Written.Deny)
+	for _, d := range p.Deny {
+		if id, err := pathid.FileID(d); err == nil && !id.IsZero() && !slices.Contains(p.DenyIDs, id.String()) {
+			p.DenyIDs = append(p.DenyIDs, id.String())
+		}
+	}
+	slices.Sort(p.DenyIDs)
+	return p
+}
+
+// resolveAll returns every spelling a set of roots has now: as loaded, as
+// written, and each written one resolved again.
+func resolveAll(loaded, written []string) []string {
+	out := slices.Clone(loaded)
+	add := func(p string) {
+		if p != "" && !slices.ContainsFunc(out, func(o string) bool { return pathid.Same(o, p) }) {
+			out = append(out, p)
+		}
+	}
+	for _, w := range written {
+		add(w)
+		add(resolveNow(w))
+	}
+	return out
+}
+
+// resolveNow canonicalises p, or, when p does not exist yet, its longest
+// existing ancestor with the rest appended.
+func resolveNow(p string) string {
+	if c, err := pathid.Canonical(p); err == nil {
+		return c
+	}
+	rest := []string{}
+	for d := p; ; {
+		parent := filepath.Dir(d)
+		rest = append([]string{filepath.Base(d)}, rest...)
+		if parent == d {
+			return ""
+		}
+		if c, err := pathid.Canonical(parent); err == nil {
+			return filepath.Join(append([]string{c}, rest...)...)
+		}
+		d = parent
 	}
 }
 
-// Allows reports whether a canonical root may be shown.
+// Allows reports whether a canonical root may be shown, by path.
 func (p Policy) Allows(root string) bool {
 	within := func(roots []string) bool {
 		return slices.ContainsFunc(roots, func(r string) bool { return pathid.Within(r, root) })
 	}
-	// Deny roots match under every case folding and Unicode form a file
-	// system might apply: hiding too much is safe, leaking is not.
 	denied := slices.ContainsFunc(p.Deny, func(r string) bool { return pathid.MayBeWithin(r, root) })
 	return within(p.Discovery) && within(p.Share) && !denied
 }
 
-// ViewKey fingerprints the view, to bind cursors to it (R20).
+// AllowsRecord reports whether a record may be shown: by path, and by the
+// identities of the directories the walk went through to find it.
+func (p Policy) AllowsRecord(rec *local.Project) bool {
+	if !p.Allows(rec.Root) {
+		return false
+	}
+	for _, id := range rec.Lineage {
+		if _, found := slices.BinarySearch(p.DenyIDs, id); found {
+			return false
+		}
+	}
+	return true
+}
+
+// deniedByIdentity reports whether root, or a directory above it, is a deny
+// root under another name right now.
+func (p Policy) deniedByIdentity(root string) bool {
+	if len(p.DenyIDs) == 0 {
+		return false
+	}
+	ids := make([]pathid.ID, 0, len(p.DenyIDs))
+	for _, s := range p.DenyIDs {
+		if id, err := pathid.ParseID(s); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	under, err := pathid.UnderAnyID(root, ids)
+	return under || err != nil // cannot tell: hiding is safe, leaking is not
+}
+
+// Hides reports whether a path (a gap, a project) lies inside a deny root:
+// what is hidden is neither shown nor counted against coverage.
+func (p Policy) Hides(path string) bool {
+	return slices.ContainsFunc(p.Deny, func(r string) bool { return pathid.MayBeWithin(r, path) })
+}
+
+// ViewKey fingerprints the view, to bind cursors and cached decisions to it.
 func (p Policy) ViewKey() uint64 {
 	keys := func(xs []string) string {
 		ks := make([]string, len(xs))
@@ -51,5 +138,36 @@ func (p Policy) ViewKey() uint64 {
 		slices.Sort(ks)
 		return strings.Join(ks, "\x00")
 	}
-	return xxh3.HashString(keys(p.Discovery) + "\x01" + keys(p.Share) + "\x01" + keys(p.Deny) + "\x01" + map[bool]string{true: "paths", false: "browse"}[p.ExposePaths])
+	return xxh3.HashString(keys(p.Discovery) + "\x01" + keys(p.Share) + "\x01" + keys(p.Deny) + "\x01" + strings.Join(p.DenyIDs, ",") + "\x01" + map[bool]string{true: "paths", false: "browse"}[p.ExposePaths])
+}
+
+// Coverage is discovery's coverage as one configuration sees it: complete
+// only when every current discovery root was walked to the end, under the
+// current walk settings, by a pass that left no gap outside the deny roots.
+// It also returns the gaps this view may see.
+func Coverage(st local.ScanState, cfg *config.Config, pol Policy) (local.Coverage, []local.Gap) {
+	walk := local.WalkKey(cfg.Discovery.MaxDepth, cfg.Discovery.ExcludeNames, cfg.Discovery.FollowSymlinks)
+	cov := local.CoverageComplete
+	var gaps []local.Gap
+	for _, r := range cfg.Discovery.Roots {
+		rc, ok := st.Roots[pathid.Key(r)]
+		if !ok || rc.Completed.IsZero() || rc.Walk != walk {
+			cov = local.CoveragePartial
+			continue
+		}
+		if rc.GapCount > len(rc.Gaps) {
+			cov = local.CoveragePartial // more gaps than are listed: some may be visible
+		}
+		for _, g := range rc.Gaps {
+			if pol.Hides(g.Path) {
+				continue // hidden means hidden: not shown, not counted
+			}
+			cov = local.CoveragePartial
+			gaps = append(gaps, g)
+		}
+	}
+	if len(cfg.Discovery.Roots) == 0 {
+		cov = local.CoverageNone
+	}
+	return cov, gaps
 }

@@ -36,6 +36,16 @@ type Config struct {
 	// Warnings are problems that do not stop the program (a deny root outside
 	// every sharing root, a root that does not exist right now).
 	Warnings []string `json:"-"`
+	// Written holds the roots as the file spells them (cleaned). The
+	// validated fields hold their canonical form as of loading; a deny root
+	// that did not exist yet, or that lies behind a symlink that changes
+	// later, is resolved again from this spelling.
+	Written WrittenRoots `json:"-"`
+}
+
+// WrittenRoots are the configured roots as written.
+type WrittenRoots struct {
+	Discovery, Share, Deny []string
 }
 
 type Discovery struct {
@@ -49,6 +59,9 @@ type Discovery struct {
 	ExcludeNames           []string `json:"excludeNames"`
 	// FollowSymlinks lets the walk enter directory symlinks (off by default, R9).
 	FollowSymlinks bool `json:"followSymlinks"`
+	// RetainMissingDays is how long a record confirmed missing stays in
+	// listings without a query; it always stays resolvable until forgotten.
+	RetainMissingDays int `json:"retainMissingDays"`
 }
 
 type Sharing struct {
@@ -107,6 +120,7 @@ func Default() Config {
 			MaxDirectoriesPerRound: 100000,
 			MaxRoundMs:             60000,
 			ExcludeNames:           []string{".git", "node_modules", "dist", "build", ".cache"},
+			RetainMissingDays:      30,
 		},
 		Sharing: Sharing{ExposeAbsolutePaths: true},
 		Metadata: Metadata{
@@ -240,6 +254,7 @@ func (c *Config) validate() error {
 		{"discovery.maxSliceMs", d.MaxSliceMs, 1, 600_000},
 		{"discovery.maxDirectoriesPerRound", d.MaxDirectoriesPerRound, 1, 100_000_000},
 		{"discovery.maxRoundMs", d.MaxRoundMs, 1, 24 * 3600 * 1000},
+		{"discovery.retainMissingDays", d.RetainMissingDays, 0, 36500},
 		{"gbrain.recallBudgetMs", c.GBrain.RecallBudgetMs, 1, 60_000},
 	} {
 		if n.v < n.min || n.v > n.max {
@@ -254,6 +269,7 @@ func (c *Config) validate() error {
 			return fail(fmt.Sprintf("discovery.excludeNames[%d]", i), "must be a plain directory name (no separators), got %q", n)
 		}
 	}
+	c.Written = WrittenRoots{Discovery: cleaned(d.Roots), Share: cleaned(c.Sharing.Roots), Deny: cleaned(c.Sharing.DenyRoots)}
 	if d.Roots, err = checkPaths("discovery.roots", d.Roots, c); err != nil {
 		return err
 	}
@@ -263,6 +279,7 @@ func (c *Config) validate() error {
 	}
 	if len(s.Roots) == 0 {
 		s.Roots = slices.Clone(d.Roots)
+		c.Written.Share = slices.Clone(c.Written.Discovery)
 	}
 	if s.DenyRoots, err = checkPaths("sharing.denyRoots", s.DenyRoots, c); err != nil {
 		return err
@@ -400,6 +417,16 @@ func checkPath(field, p string) (string, error) {
 		return c, nil
 	}
 	return filepath.Clean(p), nil
+}
+
+func cleaned(ps []string) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
 }
 
 func checkPaths(field string, ps []string, c *Config) ([]string, error) {

@@ -185,6 +185,10 @@ func (l *Lease) Release() error {
 	}
 	close(l.stop)
 	<-l.done
+	// An empty file says "free" to Active without taking the lock.
+	if sameFile(f, l.Path) {
+		_ = f.Truncate(0)
+	}
 	err := unlockFile(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -206,4 +210,33 @@ func Holder(path string) (held bool, pid int) {
 	b, _ := os.ReadFile(path)
 	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	return true, pid
+}
+
+// Active reports, without taking the lock, whether a live process holds the
+// lease at path and refreshes it: its file names a pid that is alive, and
+// was refreshed within StaleAfter. A holder that froze (its heartbeat
+// stopped) or died, or a lease released, is not active.
+func Active(path string) (pid int, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil || time.Since(fi.ModTime()) > StaleAfter {
+		return 0, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	if live, stopped := Process(pid); !live || stopped {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Process reports whether pid is a live process, and whether it is stopped
+// (SIGSTOP, Ctrl-Z; known where /proc tells).
+func Process(pid int) (alive, stopped bool) {
+	if pid <= 0 || !processAlive(pid) {
+		return false, false
+	}
+	return true, processStopped(pid)
 }

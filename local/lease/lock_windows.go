@@ -10,8 +10,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// lockRange is a byte far beyond the file's content: Windows locks are
+// mandatory for the locked range, and other processes must still read the
+// holder's pid at the start of the file.
+func lockRange() *windows.Overlapped { return &windows.Overlapped{OffsetHigh: 1} }
+
 func lockFile(f *os.File) error {
-	ol := new(windows.Overlapped)
+	ol := lockRange()
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
 		return ErrHeld
@@ -23,5 +28,17 @@ func lockFile(f *os.File) error {
 }
 
 func unlockFile(f *os.File) error {
-	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
+	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, lockRange())
 }
+
+func processAlive(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	return windows.GetExitCodeProcess(h, &code) == nil && code == 259 // STILL_ACTIVE
+}
+
+func processStopped(int) bool { return false }

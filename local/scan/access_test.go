@@ -113,7 +113,7 @@ func TestUnreadableDirectoryIsAGap(t *testing.T) {
 		t.Fatalf("readable project changed: %+v", p)
 	}
 	s := readStateT(t, st)
-	if s.Coverage != CoveragePartial || s.GapCount != 1 || s.Gaps[0].Path != locked || s.Gaps[0].Why != "permission denied" {
+	if covOf(s).Coverage != CoveragePartial || covOf(s).GapCount != 1 || covOf(s).Gaps[0].Path != locked || covOf(s).Gaps[0].Why != "permission denied" {
 		t.Fatalf("want one permission gap recorded, got %+v", s)
 	}
 	// Readable again: the gap closes and the project is present again, same id.
@@ -124,7 +124,7 @@ func TestUnreadableDirectoryIsAGap(t *testing.T) {
 	if q2 := again[filepath.Join(locked, "q")]; q2.Availability != local.Present || q2.ID != q.ID {
 		t.Fatalf("after access returns: %+v", q2)
 	}
-	if s := readStateT(t, st); s.Coverage != CoverageComplete || s.GapCount != 0 {
+	if s := readStateT(t, st); covOf(s).Coverage != CoverageComplete || covOf(s).GapCount != 0 {
 		t.Fatalf("coverage should be complete again: %+v", s)
 	}
 }
@@ -153,7 +153,7 @@ func TestVanishedRootIsAGap(t *testing.T) {
 	if p.Availability != local.Inaccessible || p.Why == "" {
 		t.Fatalf("want inaccessible (offline root) after a direct re-check, got %s %q", p.Availability, p.Why)
 	}
-	if s := readStateT(t, st); s.Coverage != CoveragePartial || s.GapCount == 0 {
+	if s := readStateT(t, st); covOf(s).Coverage != CoveragePartial || covOf(s).GapCount == 0 {
 		t.Fatalf("an unreachable root must be a coverage gap: %+v", s)
 	}
 }

@@ -160,3 +160,25 @@ func outboxDepth(t testing.TB, st *store.Store) int {
 	_ = st.View(context.Background(), func(r *store.Reader) error { n = outbox.Depth(r); return nil })
 	return n
 }
+
+// summary is coverage over every root a finished pass recorded.
+type summary struct {
+	Coverage string
+	GapCount int
+	Gaps     []Gap
+}
+
+func covOf(s State) summary {
+	out := summary{Coverage: CoverageComplete}
+	if len(s.Roots) == 0 {
+		out.Coverage = CoveragePartial
+	}
+	for _, rc := range s.Roots {
+		out.GapCount += rc.GapCount
+		out.Gaps = append(out.Gaps, rc.Gaps...)
+		if rc.GapCount > 0 || rc.Completed.IsZero() {
+			out.Coverage = CoveragePartial
+		}
+	}
+	return out
+}

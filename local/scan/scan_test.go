@@ -201,7 +201,7 @@ func TestPartialScanDoesNotMakeProjectsMissing(t *testing.T) {
 	}
 	// The next rounds resume the queue and finish the pass.
 	scanAll(t, st, testOptions(root))
-	if s := readStateT(t, st); s.PassRunning || s.Coverage != CoverageComplete || s.Queued != 0 {
+	if s := readStateT(t, st); s.PassRunning || covOf(s).Coverage != CoverageComplete || s.Queued != 0 {
 		t.Fatalf("state after finishing: %+v", s)
 	}
 }
@@ -215,7 +215,7 @@ func TestNonUTF8NameIsAGap(t *testing.T) {
 	if got := rel(root, presentRoots(recs)); !slices.Equal(got, []string{"ok"}) {
 		t.Fatalf("a non-UTF-8 path can never be handed out exactly; got %q", got)
 	}
-	if s := readStateT(t, st); s.GapCount != 1 || s.Coverage != CoveragePartial {
+	if s := readStateT(t, st); covOf(s).GapCount != 1 || covOf(s).Coverage != CoveragePartial {
 		t.Fatalf("the skipped directory must be a recorded gap: %+v", s)
 	}
 }

@@ -197,7 +197,7 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 		t.Fatalf("the woken former holder must not finish as if it still held the lease:\n%s", rest.String())
 	}
 	if !strings.Contains(rest.String(), "taken over") {
-		t.Fatalf("the woken holder should say it was fenced off:\n%s", rest.String())
+		t.Fatalf("the woken holder should say it was fenced off (%v):\n%s", werr, rest.String())
 	}
 	s := startServer(t, cfg)
 	got := slices.Sorted(maps.Values(s.listAll(t, context.Background())))

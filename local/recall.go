@@ -1,0 +1,17 @@
+package local
+
+import "context"
+
+// Recall is optional GBrain recall: project ids of cards that match a query.
+// The answering side keeps only hits whose ids are bound on this machine and
+// visible in its own view; GBrain's side implements it. It lives here, below
+// both, so neither imports the other.
+type Recall interface {
+	Recall(ctx context.Context, query string, limit int) ([]RecallHit, error)
+}
+
+// RecallHit is one GBrain card that matched.
+type RecallHit struct {
+	ProjectID string
+	MachineID string
+}

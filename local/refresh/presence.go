@@ -1,0 +1,52 @@
+package refresh
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/cgcat/cgcat/local/lease"
+)
+
+// A process whose loop keeps discovery going leaves a file named by its pid
+// in dataDir/refreshers while the loop runs. An unfinished pass is "running"
+// only while such a process lives (it will resume the pass); a pass left by
+// processes that all exited is idle, and the next scan resumes it.
+
+func presenceDir(dataDir string) string { return filepath.Join(dataDir, "refreshers") }
+
+func register(dataDir string) (unregister func()) {
+	dir := presenceDir(dataDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return func() {}
+	}
+	f := filepath.Join(dir, strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		return func() {}
+	}
+	return func() { os.Remove(f) }
+}
+
+// Alive reports whether a live (and not stopped) process keeps discovery
+// going on dataDir. Files of dead processes are removed on the way.
+func Alive(dataDir string) bool {
+	ents, err := os.ReadDir(presenceDir(dataDir))
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		alive, stopped := lease.Process(pid)
+		switch {
+		case !alive:
+			os.Remove(filepath.Join(presenceDir(dataDir), e.Name()))
+		case !stopped:
+			found = true
+		}
+	}
+	return found
+}

@@ -1,0 +1,226 @@
+// Package refresh keeps discovery going while a server lives: a round at
+// start, then one every interval, or sooner when asked. Only the process
+// holding the scan lease scans; the others see its work through what it
+// publishes. It ties the scanner (package scan) to the read model (package
+// catalog) and knows nothing of MCP or GBrain.
+package refresh
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/scan"
+)
+
+// Refresher runs discovery rounds for one process. A refresh asked of a
+// process that does not hold the lease is left in a request file that the
+// holder's loop picks up.
+type Refresher struct {
+	cat      *catalog.Catalog
+	opt      func() scan.Options // the walk settings in force now (the config may change)
+	interval time.Duration
+	log      *slog.Logger
+	kick     chan struct{}
+	// sliceMu keeps this process's own tool-call slices from racing its loop.
+	sliceMu sync.Mutex
+
+	errMu   sync.Mutex
+	lastErr error // the last discovery failure, cleared by a success
+	running bool  // this process is in a round or slice now
+}
+
+// Running reports whether this process is scanning right now.
+func (r *Refresher) Running() bool {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.running
+}
+
+func (r *Refresher) setRunning(v bool) {
+	r.errMu.Lock()
+	r.running = v
+	r.errMu.Unlock()
+}
+
+// LastError is the last discovery failure of this process (nil once a round
+// succeeds again), for tool answers and doctor to show.
+func (r *Refresher) LastError() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.lastErr
+}
+
+func (r *Refresher) setErr(err error) {
+	r.errMu.Lock()
+	r.lastErr = err
+	r.errMu.Unlock()
+}
+
+// New prepares discovery for cat; opt gives the walk settings in force at
+// each round.
+func New(cat *catalog.Catalog, opt func() scan.Options, interval time.Duration, log *slog.Logger) *Refresher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Refresher{cat: cat, opt: opt, interval: interval, log: log, kick: make(chan struct{}, 1)}
+}
+
+func (r *Refresher) requestFile() string {
+	return filepath.Join(r.cat.Store().DataDir(), "refresh.request")
+}
+
+// Kick asks for a bounded refresh soon: this process's loop is woken, and a
+// request is left for whichever process holds the scan lease.
+func (r *Refresher) Kick() {
+	_ = os.WriteFile(r.requestFile(), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run loops until ctx ends. It never returns an error: a failed round is
+// logged and retried later. A round runs when one is due (see due), when
+// asked (Kick, or a request file left by another process), and otherwise
+// never: a process that starts right after a finished pass does not walk
+// everything again.
+func (r *Refresher) Run(ctx context.Context) {
+	defer register(r.cat.Store().DataDir())()
+	poll := time.NewTicker(500 * time.Millisecond)
+	defer poll.Stop()
+	lastReq := modTime(r.requestFile())
+	var lastRound time.Time // zero: none yet in this process
+	asked := false
+	for {
+		if ctx.Err() != nil {
+			return // a kick or tick may win the select after cancellation
+		}
+		if asked || r.due(lastRound) {
+			asked = false
+			r.round(ctx)
+			lastRound = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.kick:
+			asked = true
+		case <-poll.C:
+			if m := modTime(r.requestFile()); m.After(lastReq) {
+				lastReq = m
+				asked = true
+			}
+			_ = r.cat.Sync(ctx)
+		}
+	}
+}
+
+// due reports whether discovery has work now: a current root no finished
+// pass covered under the current walk settings (a root added, maxDepth
+// changed), an unfinished pass this process has not tried yet (or not for
+// an interval), or a last pass older than the refresh interval. Failed or
+// refused rounds (another process scans) wait a few seconds before the
+// next try.
+func (r *Refresher) due(lastRound time.Time) bool {
+	now := time.Now()
+	if !lastRound.IsZero() && now.Sub(lastRound) < retryAfter {
+		return false
+	}
+	st := r.cat.State()
+	opt := r.opt()
+	walk := local.WalkKey(opt.MaxDepth, opt.ExcludeNames, opt.FollowSymlinks)
+	for _, root := range opt.Roots {
+		if rc, ok := st.Roots[pathid.Key(root)]; !ok || rc.Walk != walk || rc.Completed.IsZero() {
+			return true
+		}
+	}
+	if st.PassRunning {
+		return lastRound.IsZero() || now.Sub(lastRound) >= r.interval
+	}
+	return now.Sub(st.LastCompleted) >= r.interval
+}
+
+// retryAfter spaces rounds that found nothing to do or could not start.
+const retryAfter = 5 * time.Second
+
+func modTime(p string) time.Time {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+// round runs one budgeted round if this process can take the scan lease.
+func (r *Refresher) round(ctx context.Context) {
+	r.sliceMu.Lock()
+	defer r.sliceMu.Unlock()
+	s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
+	if errors.Is(err, lease.ErrHeld) {
+		r.log.Debug("another process is scanning")
+		return
+	}
+	if err != nil {
+		r.log.Warn("discovery could not start", "err", err)
+		r.setErr(err)
+		return
+	}
+	defer s.Close()
+	r.setRunning(true)
+	defer r.setRunning(false)
+	s.Progress = func(scan.State) { _ = r.cat.Sync(ctx) }
+	rd, err := s.RunRound(ctx)
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("discovery round failed", "err", err)
+		r.setErr(err)
+		return
+	}
+	r.setErr(nil)
+	// Only directory counts: project counts would include projects this
+	// process's own view hides, and stderr ends up in the host's logs.
+	r.log.Debug("discovery round", "dirs", rd.Dirs, "finished", rd.Finished, "truncated", rd.Truncated)
+}
+
+// SliceNow runs one slice within budget for a caller that has nothing to
+// show yet (an empty catalog, R11). If another process or this process's
+// loop holds the lease, it waits for their commits instead, up to budget.
+func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
+	until := time.Now().Add(budget)
+	if r.sliceMu.TryLock() {
+		s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
+		if err == nil {
+			r.setRunning(true)
+			_, err = s.RunSlice(ctx, r.opt().SliceDirs, until)
+			r.setRunning(false)
+			s.Close()
+			r.sliceMu.Unlock()
+			if err != nil {
+				r.log.Warn("discovery slice failed", "err", err)
+			}
+			r.setErr(err)
+			_ = r.cat.ForceSync(ctx)
+			return
+		}
+		if !errors.Is(err, lease.ErrHeld) {
+			r.setErr(err)
+		}
+		r.sliceMu.Unlock()
+	}
+	for time.Now().Before(until) && r.cat.Len() == 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(25 * time.Millisecond):
+		}
+		_ = r.cat.Sync(ctx)
+	}
+}

@@ -1,0 +1,303 @@
+package scan
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/zeebo/xxh3"
+)
+
+// found is a project seen in a slice, with what was read of it outside the
+// store.
+type found struct {
+	root    string
+	meta    *local.Metadata // nil: its stamp says its files did not change
+	stamp   uint64
+	dbID    string
+	lineage []string
+}
+
+// upsert binds a seen project root to its record: the same root keeps its id
+// for ever (a re-index is the same project); a new root gets a new id, and
+// if its database is one a missing record had, that record moved here.
+func (s *Scanner) upsert(tx *store.Tx, f found) error {
+	now := s.now()
+	p, err := tx.ProjectByRoot(f.root)
+	if err != nil {
+		return err
+	}
+	if f.meta == nil && (p == nil || p.MetaStamp != f.stamp) {
+		m := meta.Read(f.root, s.opt.Meta) // forgotten meanwhile: read after all
+		f.meta = &m
+	}
+	isNew := p == nil
+	if isNew {
+		p = &local.Project{ID: store.NewProjectID(), Root: f.root, RecordRevision: 1, FirstSeen: now}
+	}
+	before := *p
+	if f.meta != nil {
+		if h := MetaHash(*f.meta); isNew || h != p.MetaHash {
+			if !isNew {
+				p.RecordRevision++
+			}
+			p.MetaHash = h
+		}
+		p.Meta = *f.meta
+	}
+	p.MetaStamp, p.DBID, p.Lineage = f.stamp, f.dbID, f.lineage
+	p.Availability, p.IndexState, p.Why = local.Present, local.MarkerPresent, ""
+	p.MissingSince, p.MovedTo = time.Time{}, ""
+	tx.Put(prefixSeen+p.ID, nil)
+	if !isNew && sameRecord(&before, p) {
+		return nil // nothing to write: seen, unchanged
+	}
+	p.LastSeen, p.ValidatedAt = now, now
+	if err := tx.PutProject(p); err != nil {
+		return err
+	}
+	if isNew {
+		return s.linkMove(tx, p)
+	}
+	return nil
+}
+
+// sameRecord reports whether a re-seen record is unchanged in everything
+// but its timestamps.
+func sameRecord(a, b *local.Project) bool {
+	return a.MetaHash == b.MetaHash && a.MetaStamp == b.MetaStamp && a.DBID == b.DBID &&
+		slices.Equal(a.Lineage, b.Lineage) && a.Availability == b.Availability &&
+		a.IndexState == b.IndexState && a.Why == b.Why && a.MovedTo == b.MovedTo &&
+		a.MissingSince.Equal(b.MissingSince) && slices.Equal(a.Meta.Problems, b.Meta.Problems)
+}
+
+// linkMove: a new record whose database another record had means that
+// index moved here, if the other record's root no longer holds it.
+func (s *Scanner) linkMove(tx *store.Tx, p *local.Project) error {
+	ids, err := tx.ProjectsWithDB(p.DBID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if id == p.ID {
+			continue
+		}
+		old, err := tx.Project(id)
+		if err != nil || old == nil {
+			return err
+		}
+		if v := Probe(old.Root); v.Project && dbIDOf(old.Root) == old.DBID {
+			continue // still there too: a copy, not a move
+		}
+		s.markMissing(old, "its index moved to another folder", p.ID)
+		if err := tx.PutProject(old); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Scanner) markMissing(p *local.Project, why, movedTo string) {
+	if p.Availability != local.Missing || p.MissingSince.IsZero() {
+		p.MissingSince = s.now()
+	}
+	p.Availability, p.IndexState, p.Why = local.Missing, local.MarkerMissing, why
+	if movedTo != "" {
+		p.MovedTo = movedTo
+	}
+	p.ValidatedAt = s.now()
+}
+
+// finishPass ends a pass. Records under the roots that this pass did not see
+// get a direct re-check (only that may call a project missing); records it
+// saw have their metadata stamps checked again, so an edit made after the
+// walk passed them (or before a crash the pass resumed from) is not kept
+// stale; the gaps become each root's coverage; the seen set is cleared.
+func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
+	seen := map[string]bool{}
+	if err := tx.Scan(prefixSeen, func(k string, _ []byte) bool {
+		seen[strings.TrimPrefix(k, prefixSeen)] = true
+		return true
+	}); err != nil {
+		return err
+	}
+	var recheck, restamp, present []*local.Project
+	if err := tx.Reader.Projects(func(p *local.Project) error {
+		if !s.underRoots(p.Root) {
+			return nil
+		}
+		if cur, _ := tx.Project(p.ID); cur != nil {
+			p = cur // this batch may have changed it
+		}
+		switch {
+		case seen[p.ID]:
+			restamp = append(restamp, p)
+			present = append(present, p)
+		default:
+			recheck = append(recheck, p)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, p := range restamp {
+		if stamp := meta.Stamp(p.Root); stamp != 0 && stamp != p.MetaStamp {
+			m := meta.Read(p.Root, s.opt.Meta)
+			if h := MetaHash(m); h != p.MetaHash {
+				p.RecordRevision++
+				p.MetaHash = h
+			}
+			p.Meta, p.MetaStamp = m, stamp
+			if err := tx.PutProject(p); err != nil {
+				return err
+			}
+		}
+	}
+	var gone []*local.Project
+	for _, p := range recheck {
+		v := Probe(p.Root)
+		avail, state, why := v.Availability, v.IndexState, v.Why
+		if r := s.rootOf(p.Root); r != "" && avail == local.Missing {
+			if _, err := os.Stat(r); err != nil {
+				// The whole root is gone: an offline volume is not a
+				// deleted project.
+				avail, state, why = local.Inaccessible, local.MarkerUnknown, "its discovery root is not reachable (offline volume?)"
+			}
+		}
+		if v.Project {
+			// Present but unseen: it lies in a part the walk did not reach
+			// (depth, exclusion, a gap). Its record stays as it is.
+			if p.Availability == local.Present {
+				continue
+			}
+			why = ""
+		} else if avail == local.Present {
+			avail = local.Missing // the root is there, the index is not
+		}
+		if p.Availability == avail && p.IndexState == state && p.Why == why {
+			continue
+		}
+		if avail == local.Missing {
+			s.markMissing(p, why, "")
+			p.IndexState = state
+			gone = append(gone, p)
+		} else {
+			p.Availability, p.IndexState, p.Why = avail, state, why
+			p.ValidatedAt = s.now()
+			if avail == local.Present {
+				p.MissingSince = time.Time{}
+			}
+		}
+		if err := tx.PutProject(p); err != nil {
+			return err
+		}
+	}
+	if err := s.linkGone(tx, gone, present); err != nil {
+		return err
+	}
+	if err := clearPrefix(tx, prefixSeen); err != nil {
+		return err
+	}
+	s.coverRoots(st)
+	st.PassRunning = false
+	st.LastCompleted = s.now()
+	st.Queued = 0
+	return nil
+}
+
+// linkGone finds where records that just went missing moved: a present
+// record with the same database identity, or failing that (a copy rather
+// than a move, a file system that renumbers files) exactly one present
+// record first seen in this pass with the same git remote and package name.
+func (s *Scanner) linkGone(tx *store.Tx, gone, present []*local.Project) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	byDB := map[string]string{}
+	byRepo := map[string][]string{}
+	for _, p := range present {
+		if p.DBID != "" {
+			byDB[p.DBID] = p.ID
+		}
+		if k := repoKey(p); k != "" && !p.FirstSeen.Before(s.stateStarted()) {
+			byRepo[k] = append(byRepo[k], p.ID)
+		}
+	}
+	for _, p := range gone {
+		to := byDB[p.DBID]
+		if k := repoKey(p); to == "" && k != "" && len(byRepo[k]) == 1 {
+			to = byRepo[k][0]
+		}
+		if to == "" || to == p.ID {
+			continue
+		}
+		p.MovedTo, p.Why = to, "its index moved to another folder"
+		if err := tx.PutProject(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Scanner) stateStarted() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.PassStarted
+}
+
+func repoKey(p *local.Project) string {
+	if p.Meta.Git.Remote == "" || len(p.Meta.Packages) == 0 {
+		return ""
+	}
+	return p.Meta.Git.Remote + "\x00" + p.Meta.Packages[0]
+}
+
+// coverRoots records, for each root of the finished pass, that it was
+// walked to the end, with the gaps found under it.
+func (s *Scanner) coverRoots(st *State) {
+	roots := map[string]local.RootCoverage{}
+	for _, r := range st.PassRoots {
+		if !s.underRoots(r) {
+			continue
+		}
+		rc := local.RootCoverage{Root: r, Completed: s.now(), Walk: st.ConfigKey}
+		for _, g := range st.PassGaps {
+			if pathid.Within(r, g.Path) {
+				rc.GapCount++
+				if len(rc.Gaps) < local.MaxGaps {
+					rc.Gaps = append(rc.Gaps, g)
+				}
+			}
+		}
+		if st.PassGapCount > len(st.PassGaps) {
+			// Gaps beyond the kept sample are not attributed to a root:
+			// every root counts them, so none claims to be complete.
+			rc.GapCount += st.PassGapCount - len(st.PassGaps)
+		}
+		roots[pathid.Key(r)] = rc
+	}
+	st.Roots = roots
+}
+
+// MetaHash fingerprints the stable metadata: a change bumps recordRevision
+// (and so re-projects a GBrain card). Diagnostics are not part of it.
+func MetaHash(m local.Metadata) uint64 {
+	m.Problems = nil
+	b, _ := json.Marshal(m)
+	return xxh3.Hash(b)
+}
+
+// dbIDOf is the file identity of a root's codegraph.db ("" if unknown).
+func dbIDOf(root string) string {
+	id, err := pathid.FileID(root + string(os.PathSeparator) + MarkerDir + string(os.PathSeparator) + MarkerFile)
+	if err != nil || id.IsZero() {
+		return ""
+	}
+	return id.String()
+}

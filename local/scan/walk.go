@@ -1,0 +1,198 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/pathid"
+)
+
+// walkResult is what one slice's walk saw.
+type walkResult struct {
+	consumed []item // directories read (or dropped) in this slice
+	pending  []item // directories still to read
+	found    []found
+	gaps     []Gap
+}
+
+// walk reads directories depth first with a few parallel workers, popping
+// from the top of the stack. Each worker lists a directory once; d_type from
+// the listing tells directories apart without a stat per entry.
+func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time) walkResult {
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		inflight int
+		res      walkResult
+		exclude  = map[string]bool{MarkerDir: true}
+	)
+	stack = slices.Clone(stack)
+	for _, e := range s.opt.ExcludeNames {
+		exclude[e] = true
+	}
+	worker := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			for len(stack) == 0 && inflight > 0 {
+				cond.Wait()
+			}
+			if len(stack) == 0 || len(res.consumed)+inflight >= n || ctx.Err() != nil || !time.Now().Before(until) {
+				cond.Broadcast()
+				return
+			}
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			inflight++
+			mu.Unlock()
+			children, proj, gap := s.readDir(it, exclude)
+			mu.Lock()
+			inflight--
+			res.consumed = append(res.consumed, it)
+			// Push children in reverse so the first name is read first.
+			for i := len(children) - 1; i >= 0; i-- {
+				stack = append(stack, children[i])
+			}
+			if proj != nil {
+				res.found = append(res.found, *proj)
+			}
+			if gap != nil {
+				res.gaps = append(res.gaps, *gap)
+			}
+			cond.Broadcast()
+		}
+	}
+	var wg sync.WaitGroup
+	for range s.opt.Workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); worker() }()
+	}
+	wg.Wait()
+	res.pending = stack
+	return res
+}
+
+// readDir lists one directory: it reports the project the directory is (if
+// its own .codegraph holds the marker), the child directories to visit, and
+// a gap for what it could not or may not cover.
+func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, proj *found, gap *Gap) {
+	if it.Path == "" || !s.underRoots(it.Path) {
+		return nil, nil, nil // a damaged entry, or a root no longer configured
+	}
+	hasMarker := false
+	badName := ""
+	deeper := 0 // subdirectories not entered because of maxDepth
+	err := listDir(it.Path, func(name string, t fs.FileMode) {
+		if name == MarkerDir && t.IsDir() {
+			hasMarker = true
+			return
+		}
+		if exclude[name] {
+			return
+		}
+		if !utf8.ValidString(name) {
+			// A path that is not UTF-8 cannot travel through JSON intact,
+			// so it could never be handed out exactly: a gap, not a project.
+			if t.IsDir() && badName == "" {
+				badName = strings.ToValidUTF8(name, "\uFFFD")
+			}
+			return
+		}
+		child := filepath.Join(it.Path, name)
+		switch {
+		case t.IsDir():
+			if it.Depth >= s.opt.MaxDepth {
+				deeper++
+				return
+			}
+			children = append(children, item{Path: child, Depth: it.Depth + 1})
+		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
+			target, err := pathid.Canonical(child)
+			if err != nil {
+				return
+			}
+			if st, err := os.Stat(target); err == nil && st.IsDir() && s.underRoots(target) && !pathid.Within(target, it.Path) {
+				if it.Depth >= s.opt.MaxDepth {
+					deeper++
+					return
+				}
+				children = append(children, item{Path: target, Depth: it.Depth + 1})
+			}
+		}
+	})
+	if err != nil {
+		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &Gap{Path: it.Path, Kind: local.GapOffline, Why: "discovery root is not reachable (an offline volume, or removed?)"}
+		}
+		return nil, nil, gapFor(it.Path, err)
+	}
+	switch {
+	case badName != "":
+		gap = &Gap{Path: filepath.Join(it.Path, badName), Kind: local.GapName, Why: "directory name is not valid UTF-8; it is skipped"}
+	case deeper > 0:
+		gap = &Gap{Path: it.Path, Kind: local.GapDepth, Why: fmt.Sprintf("%d folder(s) below here are deeper than discovery.maxDepth %d and were not searched; raise discovery.maxDepth to include them", deeper, s.opt.MaxDepth)}
+	}
+	if hasMarker {
+		if v := Probe(it.Path); v.Project {
+			proj = s.project(it.Path)
+		}
+	}
+	return children, proj, gap
+}
+
+// project reads what a found project's record needs: its metadata (unless
+// its stamp says nothing changed since it was read), the identity of its
+// database, and the identities of the directories that lead to it.
+func (s *Scanner) project(root string) *found {
+	f := &found{root: root, stamp: meta.Stamp(root), dbID: dbIDOf(root), lineage: s.lineage(root)}
+	s.mu.Lock()
+	known := s.stamps[pathid.Key(root)]
+	s.mu.Unlock()
+	if f.stamp == 0 || known != f.stamp {
+		m := meta.Read(root, s.opt.Meta)
+		f.meta = &m
+	}
+	return f
+}
+
+// lineage is the file identity of every directory from root's discovery
+// root down to root itself.
+func (s *Scanner) lineage(root string) []string {
+	top := s.rootOf(root)
+	if top == "" {
+		return nil
+	}
+	var ids []string
+	for d := root; ; d = filepath.Dir(d) {
+		id, err := pathid.FileID(d)
+		if err == nil && !id.IsZero() {
+			ids = append(ids, id.String())
+		}
+		if pathid.Same(d, top) || filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(ids)
+	return ids
+}
+
+func gapFor(path string, err error) *Gap {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // vanished while we walked: nothing to cover
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return &Gap{Path: path, Kind: local.GapUnreadable, Why: "permission denied"}
+	}
+	return &Gap{Path: path, Kind: local.GapUnreadable, Why: errText(err)}
+}

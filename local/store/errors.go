@@ -1,0 +1,86 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+var (
+	// ErrNewerFormat means the data dir was written by a newer cgcat.
+	ErrNewerFormat = errors.New("store was written by a newer cgcat")
+	// ErrFenced means a lease holder's fencing number is stale: another
+	// process took the lease over, so this one must stop writing.
+	ErrFenced = errors.New("lease was taken over by another process")
+	// ErrBusy means the database stayed locked by another process for the
+	// whole wait budget.
+	ErrBusy = errors.New("catalog store stayed busy")
+)
+
+// CorruptError says the database is damaged and how to recover it.
+type CorruptError struct {
+	Dir string
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("catalog store %s is damaged (%v); run `cgcat store recover` to rebuild it from what is readable (ids of every readable record are kept; a fresh scan refills anything lost)", e.Dir, e.Err)
+}
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// BusyError is ErrBusy with who holds the store, when known.
+type BusyError struct {
+	Dir    string
+	Wait   string
+	Holder Holder
+}
+
+func (e *BusyError) Error() string {
+	who := "another cgcat process"
+	if e.Holder.PID > 0 {
+		who = fmt.Sprintf("process %d", e.Holder.PID)
+		if e.Holder.Stopped {
+			who += " (stopped: resume it with `kill -CONT " + fmt.Sprint(e.Holder.PID) + "` or end it)"
+		}
+	}
+	return fmt.Sprintf("%v for %s: %s kept %s locked; answers still work from the published catalog, but nothing can be written until it lets go — see `cgcat doctor`", ErrBusy, e.Wait, who, e.Dir)
+}
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// WriteError says the store could not be written (a full disk, a read-only
+// data dir) and what to do. Nothing was half-written: a batch commits whole
+// or not at all.
+type WriteError struct {
+	Dir string
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	what := "free some space or fix the data dir's permissions"
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC):
+		what = "free some space on that disk"
+	case errors.Is(e.Err, syscall.EROFS):
+		what = "the data dir is on a read-only file system: point dataDir at a writable directory"
+	case errors.Is(e.Err, syscall.EACCES), errors.Is(e.Err, syscall.EPERM):
+		what = "make the data dir writable for this user"
+	}
+	return fmt.Sprintf("cannot write the catalog store in %s (%v); %s — until then cgcat answers from the catalog as it was", e.Dir, e.Err, what)
+}
+func (e *WriteError) Unwrap() error { return e.Err }
+
+func writeErr(dir string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var we *WriteError
+	if errors.As(err, &we) {
+		return err
+	}
+	for _, errno := range []error{syscall.ENOSPC, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EDQUOT} {
+		if errors.Is(err, errno) {
+			return &WriteError{Dir: dir, Err: errno}
+		}
+	}
+	return err
+}

@@ -1,0 +1,253 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/syndtr/goleveldb/leveldb"
+)
+
+// Tx is one write batch over a snapshot. Reads see the snapshot plus what
+// this Tx staged. What readers can see (records, scan state, the GBrain
+// contact) is collected so the commit can publish exactly that.
+type Tx struct {
+	Reader
+	batch  *leveldb.Batch
+	staged map[string][]byte // nil value = deleted
+	rev    uint64
+
+	changed map[string]*local.Project // records written, as written
+	deleted map[string]bool           // records removed
+	state   bool                      // scan state written
+	gbrain  bool                      // GBrain contact written
+}
+
+func (tx *Tx) get(key string) ([]byte, error) {
+	if v, ok := tx.staged[key]; ok {
+		if v == nil {
+			return nil, leveldb.ErrNotFound
+		}
+		return v, nil
+	}
+	return tx.Reader.get(key)
+}
+
+func (tx *Tx) put(key string, v []byte) {
+	if v == nil {
+		v = []byte{} // nil marks a deletion in staged
+	}
+	tx.batch.Put([]byte(key), v)
+	tx.staged[key] = v
+}
+
+func (tx *Tx) del(key string) {
+	tx.batch.Delete([]byte(key))
+	tx.staged[key] = nil
+}
+
+// Put writes a raw key of the caller's own prefix (see keys.go).
+func (tx *Tx) Put(key string, v []byte) { tx.put(key, v) }
+
+// Delete removes a raw key of the caller's own prefix.
+func (tx *Tx) Delete(key string) { tx.del(key) }
+
+// Get reads a raw key, seeing this Tx's own writes.
+func (tx *Tx) Get(key string) ([]byte, bool, error) {
+	v, err := tx.get(key)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+// Scan calls fn for raw keys with prefix in key order, seeing this Tx's own
+// writes, until fn returns false.
+func (tx *Tx) Scan(prefix string, fn func(key string, value []byte) bool) error {
+	merged := map[string][]byte{}
+	if err := tx.Reader.Scan(prefix, func(k string, v []byte) bool {
+		merged[k] = slices.Clone(v)
+		return true
+	}); err != nil {
+		return err
+	}
+	for k, v := range tx.staged {
+		if strings.HasPrefix(k, prefix) {
+			if v == nil {
+				delete(merged, k)
+			} else {
+				merged[k] = v
+			}
+		}
+	}
+	keys := make([]string, 0, len(merged))
+	for k := range merged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !fn(k, merged[k]) {
+			break
+		}
+	}
+	return nil
+}
+
+// Project returns the record with id as staged in this Tx, or nil.
+func (tx *Tx) Project(id string) (*local.Project, error) { return projectBy(tx.get, id) }
+
+// ProjectByRoot returns the record bound to root as staged in this Tx.
+func (tx *Tx) ProjectByRoot(root string) (*local.Project, error) { return projectAt(tx.get, root) }
+
+// ProjectsWithDB returns the ids of records whose database had the file
+// identity dbID, as staged.
+func (tx *Tx) ProjectsWithDB(dbID string) ([]string, error) { return idsWithDB(tx, dbID) }
+
+// ScanState is discovery's state as staged.
+func (tx *Tx) ScanState() (local.ScanState, error) { return scanStateOf(tx.get) }
+
+// GBrainContact is the last word from GBrain as staged.
+func (tx *Tx) GBrainContact() local.GBrainContact { return gbrainOf(tx.get) }
+
+// NextRevision is the catalogRevision this Tx will commit if it changes a record.
+func (tx *Tx) NextRevision() uint64 { return tx.rev + 1 }
+
+// PutProject writes a record and its root binding. A root is bound to one id
+// for ever; binding it to another id is refused. A new record, or a record
+// whose recordRevision grew, queues its GBrain card in the same batch.
+func (tx *Tx) PutProject(p *local.Project) error {
+	if !ValidProjectID(p.ID) {
+		return fmt.Errorf("refusing to store a record with malformed id %q", p.ID)
+	}
+	rk := prefixRoot + pathid.Key(p.Root)
+	if id, err := tx.get(rk); err == nil && string(id) != p.ID {
+		return fmt.Errorf("root %s is already bound to %s, not %s", p.Root, id, p.ID)
+	}
+	old, err := tx.Project(p.ID)
+	if err != nil {
+		return err
+	}
+	if old != nil && old.Root != p.Root && pathid.Key(old.Root) != pathid.Key(p.Root) {
+		return fmt.Errorf("record %s is bound to %s; a record never changes its root", p.ID, old.Root)
+	}
+	p.Changed = tx.rev + 1
+	v, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tx.put(prefixProj+p.ID, v)
+	tx.put(rk, []byte(p.ID))
+	if old != nil && old.DBID != p.DBID && old.DBID != "" {
+		tx.del(prefixDBID + old.DBID + "/" + p.ID)
+	}
+	if p.DBID != "" {
+		tx.put(prefixDBID+p.DBID+"/"+p.ID, nil)
+	}
+	if old == nil || p.RecordRevision > old.RecordRevision {
+		tx.EnqueueCard(p.ID, p.RecordRevision, false)
+	}
+	tx.noteRecord(p)
+	return nil
+}
+
+// DeleteProject forgets a record: the record, its root binding and its
+// database identity go, and its GBrain card is queued for retraction. The
+// id then resolves as unknown. A root found again later gets a new id.
+func (tx *Tx) DeleteProject(id string) error {
+	p, err := tx.Project(id)
+	if err != nil || p == nil {
+		return err
+	}
+	tx.del(prefixProj + id)
+	if cur, err := tx.get(prefixRoot + pathid.Key(p.Root)); err == nil && string(cur) == id {
+		tx.del(prefixRoot + pathid.Key(p.Root))
+	}
+	if p.DBID != "" {
+		tx.del(prefixDBID + p.DBID + "/" + id)
+	}
+	tx.EnqueueCard(id, p.RecordRevision, true)
+	if tx.deleted == nil {
+		tx.deleted = map[string]bool{}
+	}
+	tx.deleted[id] = true
+	delete(tx.changed, id)
+	return nil
+}
+
+func (tx *Tx) noteRecord(p *local.Project) {
+	if tx.changed == nil {
+		tx.changed = map[string]*local.Project{}
+	}
+	cp := *p
+	tx.changed[p.ID] = &cp
+	delete(tx.deleted, p.ID)
+}
+
+// PutScanState writes discovery's state (package scan's).
+func (tx *Tx) PutScanState(st local.ScanState) error {
+	v, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	tx.put(keyScanState, v)
+	tx.state = true
+	return nil
+}
+
+// PutGBrainContact records the last word from GBrain.
+func (tx *Tx) PutGBrainContact(c local.GBrainContact) {
+	v, _ := json.Marshal(c)
+	tx.put(keyGBrainSeen, v)
+	tx.gbrain = true
+}
+
+// OutboxRow is one pending GBrain card.
+type OutboxRow struct {
+	ProjectID      string    `json:"projectId"`
+	RecordRevision uint64    `json:"recordRevision"`
+	Enqueued       time.Time `json:"enqueued"`
+	// Seq is the catalogRevision of the change; the projector deletes a row
+	// only if it is still the one it projected (a newer change wins).
+	Seq uint64 `json:"seq"`
+	// Retract asks for the card to be taken back: its project was
+	// forgotten, or is hidden from GBrain now.
+	Retract  bool   `json:"retract,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	LastErr  string `json:"lastErr,omitempty"`
+}
+
+// EnqueueCard queues (or replaces) projectID's pending card. PutProject and
+// DeleteProject call it; `gbrain sync --full` and retractions of hidden
+// projects call it directly.
+func (tx *Tx) EnqueueCard(projectID string, recordRevision uint64, retract bool) {
+	r := OutboxRow{ProjectID: projectID, RecordRevision: recordRevision, Enqueued: time.Now().UTC(), Seq: tx.NextRevision(), Retract: retract}
+	v, _ := json.Marshal(r)
+	tx.put(PrefixOutbox+projectID, v)
+}
+
+// BumpFence starts a new fencing epoch for a lease name and returns it. Call
+// it right after taking the lease.
+func (tx *Tx) BumpFence(name string) uint64 {
+	n := tx.Fence(name) + 1
+	tx.put(prefixFence+name, u64(n))
+	return n
+}
+
+// Fence returns the fencing number as staged in this Tx.
+func (tx *Tx) Fence(name string) uint64 { v, _ := tx.get(prefixFence + name); return readU64(v) }
+
+// CheckFence fails with ErrFenced when epoch is no longer the current one.
+// Because the database is held exclusively for the whole Update, checking
+// here and writing in the same batch cannot interleave with another holder.
+func (tx *Tx) CheckFence(name string, epoch uint64) error {
+	if cur := tx.Fence(name); cur != epoch {
+		return fmt.Errorf("%w (%s epoch %d, ours %d)", ErrFenced, name, cur, epoch)
+	}
+	return nil
+}

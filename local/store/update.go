@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/view"
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+)
+
+var syncWrite = &opt.WriteOptions{Sync: true}
+
+// View runs fn against a consistent snapshot of the database. It waits for
+// the database like a writer: answers to agents never call it (they read the
+// published views); doctor, status and the writers' own preparations do.
+func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
+	return s.view(ctx, s.Wait, fn)
+}
+
+func (s *Store) view(ctx context.Context, wait time.Duration, fn func(r *Reader) error) (err error) {
+	db, err := s.openDB(ctx, true, wait)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.panicErr(r)
+		}
+	}()
+	snap, err := db.GetSnapshot()
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer snap.Release()
+	return s.wrap(fn(&Reader{snap: snap, store: s}))
+}
+
+// Update runs fn and commits what it wrote in one synced batch, then
+// publishes what readers can see of it. A change to records grows
+// catalogRevision by one.
+func (s *Store) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.update(ctx, s.Wait, fn)
+}
+
+func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) error) (err error) {
+	db, err := s.openDB(ctx, false, wait)
+	if err != nil {
+		return writeErr(s.dataDir, err)
+	}
+	s.markWriter()
+	defer s.unmarkWriter()
+	defer db.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.panicErr(r)
+		}
+	}()
+	snap, err := db.GetSnapshot()
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer snap.Release()
+	tx := &Tx{Reader: Reader{snap: snap, store: s}, batch: new(leveldb.Batch), staged: map[string][]byte{}}
+	tx.rev = tx.Revision()
+	if err := fn(tx); err != nil {
+		return s.wrap(err)
+	}
+	storeID := tx.StoreID()
+	if storeID == "" {
+		// A store of an older release: give it an identity now.
+		storeID = "s_" + randomToken(10)
+		tx.put(keyStoreID, []byte(storeID))
+	}
+	if len(tx.changed) > 0 || len(tx.deleted) > 0 {
+		tx.rev++
+		tx.put(keyRevision, u64(tx.rev))
+	}
+	seq, _, _ := tx.Get(keyViewSeq)
+	nextSeq := readU64(seq)
+	visible := len(tx.changed) > 0 || len(tx.deleted) > 0 || tx.state || tx.gbrain
+	if visible {
+		nextSeq++
+		tx.put(keyViewSeq, u64(nextSeq))
+	}
+	if tx.batch.Len() > 0 {
+		if err := db.Write(tx.batch, syncWrite); err != nil {
+			return writeErr(s.dataDir, s.wrap(fmt.Errorf("write catalog store: %w", err)))
+		}
+	}
+	// Published after the commit, under the same lock, so publications
+	// follow commits in order. A failure here loses nothing: the next
+	// writer (or Open) sees the chain behind the database and republishes.
+	if err := s.publish(db, tx, storeID, nextSeq, visible); err != nil {
+		return writeErr(s.dataDir, err)
+	}
+	return nil
+}
+
+// publish writes this commit's delta when the published chain ends just
+// before it, and a whole new base when it does not (first publication, a
+// writer that died before publishing, another store before) or when enough
+// deltas piled up.
+func (s *Store) publish(db *leveldb.DB, tx *Tx, storeID string, seq uint64, visible bool) error {
+	ptr, ok := view.ReadPointer(s.dataDir)
+	chained := ok && ptr.StoreID == storeID
+	switch {
+	case chained && ptr.Head == seq:
+		return nil // already published
+	case chained && visible && ptr.Head == seq-1:
+		st, err := tx.ScanState()
+		if err != nil {
+			return err
+		}
+		d := &view.Delta{StoreID: storeID, Seq: seq, Revision: tx.rev, State: st, GBrain: tx.GBrainContact()}
+		for _, id := range slices.Sorted(maps.Keys(tx.changed)) {
+			d.Records = append(d.Records, tx.changed[id])
+		}
+		d.Deleted = slices.Sorted(maps.Keys(tx.deleted))
+		_, due, err := view.PublishDelta(s.dataDir, ptr, d)
+		if err != nil || !due {
+			return err
+		}
+	}
+	return s.publishBase(db, storeID, seq)
+}
+
+// publishBase publishes everything the database holds now.
+func (s *Store) publishBase(db *leveldb.DB, storeID string, seq uint64) error {
+	snap, err := db.GetSnapshot()
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer snap.Release()
+	r := &Reader{snap: snap, store: s}
+	st, err := r.ScanState()
+	if err != nil {
+		return err
+	}
+	vs := &view.Snapshot{StoreID: storeID, MachineID: s.id.MachineID, Seq: seq, Revision: r.Revision(), State: st, GBrain: r.GBrainContact()}
+	if err := r.Projects(func(p *local.Project) error { vs.Records = append(vs.Records, p); return nil }); err != nil {
+		return s.wrap(err)
+	}
+	_, err = view.PublishBase(s.dataDir, vs)
+	return err
+}

@@ -1,0 +1,101 @@
+package view
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Follower reads what writers publish, without any lock. It is not safe
+// for concurrent use; its owner (the catalog) serialises calls.
+type Follower struct {
+	dataDir string
+	stamp   stamp   // the pointer file as last read
+	at      Pointer // what the caller has applied: store, head
+	started bool
+}
+
+type stamp struct {
+	mod  time.Time
+	size int64
+	ino  uint64
+	ok   bool
+}
+
+func stampOf(path string) stamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi), ok: true}
+}
+
+// NewFollower follows the views of dataDir from nothing.
+func NewFollower(dataDir string) *Follower { return &Follower{dataDir: dataDir} }
+
+// Update is what a Next call brings: either a whole Snapshot (the first
+// time, after a store change, or when the deltas a reader needs are gone)
+// or the deltas after what was applied, in order. Both empty: nothing new.
+type Update struct {
+	Snapshot *Snapshot
+	Deltas   []*Delta
+}
+
+// Empty reports whether there is nothing to apply.
+func (u Update) Empty() bool { return u.Snapshot == nil && len(u.Deltas) == 0 }
+
+// ErrNoView means nothing is published yet (a new data dir, or one written
+// by an older cgcat that a writer has not republished yet).
+var ErrNoView = errors.New("no published catalog yet")
+
+// Changed reports, with one stat, whether the pointer moved since the last
+// Next.
+func (f *Follower) Changed() bool { return !f.started || stampOf(PointerFile(f.dataDir)) != f.stamp }
+
+// Next returns what was published since the last call. On any error the
+// follower stays where it was, so the caller keeps its last good view.
+func (f *Follower) Next() (Update, error) {
+	st := stampOf(PointerFile(f.dataDir))
+	if f.started && st == f.stamp {
+		return Update{}, nil
+	}
+	ptr, ok := ReadPointer(f.dataDir)
+	if !ok {
+		return Update{}, ErrNoView
+	}
+	var u Update
+	from := f.at.Head
+	if !f.started || ptr.StoreID != f.at.StoreID || ptr.Head < f.at.Head || f.at.Head < ptr.Base {
+		// First read, another store in this data dir (deleted and made
+		// again, or replaced), or the chain moved past us: a base.
+		s, err := ReadBase(f.dataDir, ptr.Base)
+		if err != nil {
+			return Update{}, err
+		}
+		if s.StoreID != ptr.StoreID {
+			return Update{}, ErrDamaged
+		}
+		u.Snapshot, from = s, ptr.Base
+	}
+	for seq := from + 1; seq <= ptr.Head; seq++ {
+		d, err := ReadDelta(f.dataDir, seq)
+		if errors.Is(err, fs.ErrNotExist) && u.Snapshot == nil {
+			// Removed under us by a newer base: start from that instead.
+			f.started = false
+			return f.Next()
+		}
+		if err != nil {
+			return Update{}, err
+		}
+		if d.StoreID != ptr.StoreID {
+			return Update{}, ErrDamaged
+		}
+		u.Deltas = append(u.Deltas, d)
+	}
+	f.stamp, f.at, f.started = st, ptr, true
+	return u, nil
+}
+
+// At is the pointer of what the last successful Next brought.
+func (f *Follower) At() Pointer { return f.at }

@@ -1,0 +1,114 @@
+package view
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A new base is published once this many deltas, or this many bytes of
+// them, pile up after the current one: a reader that starts then reads one
+// base and a few deltas, and the writer rewrites the whole catalog rarely.
+const (
+	maxDeltas     = 256
+	minDeltaBytes = 1 << 20
+)
+
+// Publish writes d as the delta after ptr's head and moves the pointer.
+// The caller holds the store's write lock, so publications never race; it
+// must have checked that ptr is the chain d continues (ptr.Head == d.Seq-1,
+// same store). It reports whether a new base is due.
+func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, baseDue bool, err error) {
+	b, err := encodeDelta(d)
+	if err != nil {
+		return ptr, false, err
+	}
+	dir := Dir(dataDir)
+	if err := writeFile(dir, deltaName(d.Seq), b); err != nil {
+		return ptr, false, fmt.Errorf("publish catalog change %d: %w", d.Seq, err)
+	}
+	next = Pointer{StoreID: d.StoreID, Base: ptr.Base, Head: d.Seq, Revision: d.Revision, DeltaBytes: ptr.DeltaBytes + int64(len(b))}
+	if err := writePointer(dataDir, next); err != nil {
+		return ptr, false, err
+	}
+	return next, next.Head-next.Base >= maxDeltas || next.DeltaBytes >= minDeltaBytes, nil
+}
+
+// PublishBase writes s as a new base, moves the pointer to it, and removes
+// what no reader needs any more: everything older than the previous base
+// (a reader still on the previous base can catch up through its deltas;
+// one further behind reads the new base).
+func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
+	dir := Dir(dataDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Pointer{}, fmt.Errorf("publish catalog: %w", err)
+	}
+	prev, hadPrev := ReadPointer(dataDir)
+	b, err := encodeBase(s)
+	if err != nil {
+		return Pointer{}, err
+	}
+	if err := writeFile(dir, baseName(s.Seq), b); err != nil {
+		return Pointer{}, fmt.Errorf("publish catalog %d: %w", s.Seq, err)
+	}
+	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision}
+	if err := writePointer(dataDir, ptr); err != nil {
+		return Pointer{}, err
+	}
+	keep := s.Seq
+	if hadPrev && prev.StoreID == s.StoreID && prev.Base < s.Seq {
+		keep = prev.Base
+	}
+	removeBefore(dir, keep)
+	return ptr, nil
+}
+
+func writePointer(dataDir string, p Pointer) error {
+	if err := writeFile(dataDir, filepath.Base(PointerFile(dataDir)), []byte(p.String())); err != nil {
+		return fmt.Errorf("publish catalog pointer: %w", err)
+	}
+	return nil
+}
+
+// removeBefore deletes published files older than seq, and leftover
+// temporary files. Failures are ignored: on Windows a file a reader still
+// has open cannot go yet; the next base retries.
+func removeBefore(dir string, seq uint64) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
+			if fi, err := e.Info(); err == nil && fi.ModTime().Before(fileTimeCutoff()) {
+				os.Remove(filepath.Join(dir, name))
+			}
+			continue
+		}
+		if n, ok := seqOf(name); ok && n < seq {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+}
+
+// seqOf parses base-<hex>.vN / delta-<hex>.vN (any format version).
+func seqOf(name string) (uint64, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, "base-"):
+		rest = name[len("base-"):]
+	case strings.HasPrefix(name, "delta-"):
+		rest = name[len("delta-"):]
+	default:
+		return 0, false
+	}
+	hex, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(hex, 16, 64)
+	return n, err == nil
+}

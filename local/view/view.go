@@ -1,0 +1,285 @@
+// Package view publishes the catalog for readers that must never wait for
+// the store's lock.
+//
+// LevelDB admits one process at a time, and a process frozen inside a batch
+// (Ctrl-Z, a hung volume) would otherwise keep every other process from even
+// reading. So the process that commits a change also publishes it as small
+// immutable files in dataDir/views: a base (every record, the scan state,
+// the last GBrain contact) and one delta per later commit (only what
+// changed), each written to a temporary name and renamed into place, and a
+// pointer file (dataDir/revision) that names the newest base and head.
+// Readers stat the pointer, read the deltas they have not seen (O(changes),
+// not a reload), or a base when they start, when the chain has moved past
+// them, or when the data dir holds another store than before.
+//
+// The store (LevelDB) stays the authority; these files are a published
+// copy that any writer can rebuild. This package owns only their format and
+// their files: it never opens the store and never decides what is shared.
+package view
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/zeebo/xxh3"
+)
+
+// Format is the version of the files this package writes. A reader ignores
+// files of another format (a newer cgcat on the same data dir).
+const Format = 1
+
+// Snapshot is one complete published state of the catalog.
+type Snapshot struct {
+	StoreID   string              `json:"storeId"`
+	MachineID string              `json:"machineId"`
+	Seq       uint64              `json:"seq"`      // publication number
+	Revision  uint64              `json:"revision"` // catalogRevision
+	State     local.ScanState     `json:"state"`
+	GBrain    local.GBrainContact `json:"gbrain"`
+	Records   []*local.Project    `json:"-"`
+}
+
+// Delta is what one commit changed. State and GBrain are always whole.
+type Delta struct {
+	StoreID  string              `json:"storeId"`
+	Seq      uint64              `json:"seq"`
+	Revision uint64              `json:"revision"`
+	State    local.ScanState     `json:"state"`
+	GBrain   local.GBrainContact `json:"gbrain"`
+	Records  []*local.Project    `json:"records,omitempty"` // changed, whole
+	Deleted  []string            `json:"deleted,omitempty"` // forgotten ids
+}
+
+// Pointer is the content of the pointer file: which store, which base and
+// which head are published.
+type Pointer struct {
+	StoreID  string
+	Base     uint64
+	Head     uint64
+	Revision uint64
+	// DeltaBytes is the size of the deltas after Base, to decide when a
+	// new base is cheaper for readers.
+	DeltaBytes int64
+}
+
+// Dir is where the files live, in a data dir.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "views") }
+
+// PointerFile is the file readers stat to notice a publication.
+func PointerFile(dataDir string) string { return filepath.Join(dataDir, "revision") }
+
+func baseName(seq uint64) string  { return fmt.Sprintf("base-%016x.v%d", seq, Format) }
+func deltaName(seq uint64) string { return fmt.Sprintf("delta-%016x.v%d", seq, Format) }
+
+const pointerMagic = "cgview"
+
+func (p Pointer) String() string {
+	return fmt.Sprintf("%s %d %s %d %d %d %d\n", pointerMagic, Format, p.StoreID, p.Base, p.Head, p.Revision, p.DeltaBytes)
+}
+
+// ReadPointer reads the pointer file. ok is false when there is none, or
+// it is of another format or unreadable (a reader then has nothing newer).
+func ReadPointer(dataDir string) (p Pointer, ok bool) {
+	b, err := os.ReadFile(PointerFile(dataDir))
+	if err != nil {
+		return p, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 7 || f[0] != pointerMagic || f[1] != strconv.Itoa(Format) {
+		return p, false
+	}
+	nums := make([]uint64, 4)
+	for i := range nums {
+		n, err := strconv.ParseUint(f[3+i], 10, 64)
+		if err != nil {
+			return p, false
+		}
+		nums[i] = n
+	}
+	p = Pointer{StoreID: f[2], Base: nums[0], Head: nums[1], Revision: nums[2], DeltaBytes: int64(nums[3])}
+	return p, p.StoreID != "" && p.Head >= p.Base
+}
+
+// ErrDamaged says a published file is truncated or altered; a reader treats
+// it as absent (a writer republishes).
+var ErrDamaged = errors.New("published catalog file is damaged")
+
+var fileMagic = []byte("CGVIEW\x00\x01")
+
+// seal appends the checksum trailer.
+func seal(b []byte) []byte {
+	return binary.BigEndian.AppendUint64(b, xxh3.Hash(b))
+}
+
+func unseal(b []byte) ([]byte, error) {
+	if len(b) < len(fileMagic)+8 || !bytes.Equal(b[:len(fileMagic)], fileMagic) {
+		return nil, ErrDamaged
+	}
+	body, sum := b[:len(b)-8], binary.BigEndian.Uint64(b[len(b)-8:])
+	if xxh3.Hash(body) != sum {
+		return nil, ErrDamaged
+	}
+	return body[len(fileMagic):], nil
+}
+
+// encodeBase lays out a base: header JSON, then each record as JSON, each
+// length-prefixed, then the checksum.
+func encodeBase(s *Snapshot) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write(fileMagic)
+	put := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		buf.Write(n[:])
+		buf.Write(b)
+		return nil
+	}
+	hdr := struct {
+		*Snapshot
+		Count int `json:"count"`
+	}{s, len(s.Records)}
+	if err := put(hdr); err != nil {
+		return nil, err
+	}
+	for _, p := range s.Records {
+		if err := put(p); err != nil {
+			return nil, err
+		}
+	}
+	return seal(buf.Bytes()), nil
+}
+
+func decodeBase(b []byte) (*Snapshot, error) {
+	body, err := unseal(b)
+	if err != nil {
+		return nil, err
+	}
+	next := func() ([]byte, error) {
+		if len(body) < 4 {
+			return nil, ErrDamaged
+		}
+		n := binary.BigEndian.Uint32(body)
+		if uint64(len(body)-4) < uint64(n) {
+			return nil, ErrDamaged
+		}
+		v := body[4 : 4+n]
+		body = body[4+n:]
+		return v, nil
+	}
+	h, err := next()
+	if err != nil {
+		return nil, err
+	}
+	var hdr struct {
+		Snapshot
+		Count int `json:"count"`
+	}
+	if err := json.Unmarshal(h, &hdr); err != nil || hdr.Count < 0 {
+		return nil, ErrDamaged
+	}
+	s := hdr.Snapshot
+	s.Records = make([]*local.Project, 0, min(hdr.Count, 1<<20))
+	for range hdr.Count {
+		v, err := next()
+		if err != nil {
+			return nil, err
+		}
+		p := new(local.Project)
+		if err := json.Unmarshal(v, p); err != nil {
+			return nil, ErrDamaged
+		}
+		s.Records = append(s.Records, p)
+	}
+	return &s, nil
+}
+
+func encodeDelta(d *Delta) ([]byte, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	return seal(append(append([]byte{}, fileMagic...), b...)), nil
+}
+
+func decodeDelta(b []byte) (*Delta, error) {
+	body, err := unseal(b)
+	if err != nil {
+		return nil, err
+	}
+	d := new(Delta)
+	if err := json.Unmarshal(body, d); err != nil {
+		return nil, ErrDamaged
+	}
+	return d, nil
+}
+
+// ReadBase reads the base published at seq.
+func ReadBase(dataDir string, seq uint64) (*Snapshot, error) {
+	b, err := os.ReadFile(filepath.Join(Dir(dataDir), baseName(seq)))
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeBase(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", baseName(seq), err)
+	}
+	if s.Seq != seq {
+		return nil, fmt.Errorf("%s: %w (holds seq %d)", baseName(seq), ErrDamaged, s.Seq)
+	}
+	return s, nil
+}
+
+// ReadDelta reads the delta published at seq.
+func ReadDelta(dataDir string, seq uint64) (*Delta, error) {
+	b, err := os.ReadFile(filepath.Join(Dir(dataDir), deltaName(seq)))
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeDelta(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", deltaName(seq), err)
+	}
+	if d.Seq != seq {
+		return nil, fmt.Errorf("%s: %w (holds seq %d)", deltaName(seq), ErrDamaged, d.Seq)
+	}
+	return d, nil
+}
+
+// writeFile writes name atomically: a reader sees the whole file or none.
+// No fsync: these files are a copy the next writer can rebuild, and a
+// checksum catches what a crash left half-written.
+func writeFile(dir, name string, b []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := io.Copy(tmp, bytes.NewReader(b))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}
+
+// fileTimeCutoff is how old a temporary file must be before it counts as
+// left behind by a dead writer.
+func fileTimeCutoff() time.Time { return time.Now().Add(-10 * time.Minute) }

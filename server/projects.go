@@ -1,0 +1,368 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/search"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/zeebo/xxh3"
+)
+
+// listing is one ordered result. It is read-only once built: plain
+// listings are cached per catalog revision and shared by every snapshot
+// (and cursor) taken from them, so a 100k-project catalog is not copied per
+// call.
+type listing struct {
+	ids       []string
+	reasons   [][]string // parallel to ids: why each matched; nil when none did
+	workspace []string   // parallel to ids: "self", "related" or ""; nil without a hint
+}
+
+func (l *listing) reasonsAt(i int) []string {
+	if i < len(l.reasons) && l.reasons[i] != nil {
+		return l.reasons[i]
+	}
+	return []string{}
+}
+
+func (l *listing) workspaceAt(i int) string {
+	if i < len(l.workspace) {
+		return l.workspace[i]
+	}
+	return ""
+}
+
+// plainKey names a cached plain listing: the catalog revision and view it
+// was built from and the workspace hint it was ranked for.
+type plainKey struct {
+	rev  uint64
+	view uint64
+	ws   string
+	day  int64 // records leave plain listings after retainMissingDays
+}
+
+// maxPlain bounds the cached plain listings (one per workspace hint seen).
+const maxPlain = 8
+
+// maxHits bounds the hits a search keeps for paging (20 pages of 50). A
+// search's result is the top matches, never the catalog (a plain listing,
+// shared between snapshots, pages through everything); without a bound,
+// each kept snapshot of a query matching most of a 100k catalog would hold
+// 100k entries.
+const maxHits = 1000
+
+// Projects answers local_codegraph_projects.
+func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
+	c, early, err := f.begin(ctx)
+	if c == nil {
+		return early, err
+	}
+	if a.Refresh && c.ref != nil {
+		c.ref.Kick()
+	}
+	if c.cat.Len() == 0 && c.cat.State().LastCompleted.IsZero() && c.ref != nil {
+		c.ref.SliceNow(ctx, f.opt.SliceBudget)
+		_ = c.cat.Sync(ctx)
+	}
+	ws := a.WorkspacePath
+	if ws == "" {
+		ws = f.opt.Workspace
+	}
+	binding := f.binding(c.pol, a.Query, ws, a.Limit)
+	var (
+		snap   *snapshot
+		offset int
+	)
+	if a.Cursor != "" {
+		var err error
+		snap, offset, err = f.cursors.open(a.Cursor, binding, f.opt.Now())
+		if err != nil {
+			e := f.envelope(c, StatusCursorExpired)
+			e.Message = strings.TrimSpace("This cursor no longer applies (the arguments, the sharing view or the listing changed, or it expired). Call again without cursor to start a fresh listing. " + e.Message)
+			return e, nil
+		}
+	} else {
+		list := f.rank(ctx, c, a.Query, ws)
+		snap = &snapshot{binding: binding, list: list, revision: c.cat.Revision(), created: f.opt.Now()}
+	}
+	e := f.envelope(c, StatusOK)
+	ids := snap.list.ids
+	if len(ids) == 0 {
+		e.Status = StatusNoMatches
+		msg := "No catalogued project matches. This says nothing about code that exists elsewhere"
+		if e.Coverage != string(local.CoverageComplete) {
+			msg += "; discovery has not covered every configured root (or hit a limit), so a matching project may still exist"
+		}
+		e.Message = strings.TrimSpace(msg + ". " + e.Message)
+		return e, nil
+	}
+	end := min(offset+a.Limit, len(ids))
+	for i := offset; i < end; i++ {
+		p := c.cat.Get(ids[i])
+		if p == nil {
+			continue
+		}
+		ck := catalog.Recheck(p, c.pol)
+		if !ck.Allowed {
+			continue // outside this view: omitted without trace (R19)
+		}
+		e.Projects = append(e.Projects, f.project(c, p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
+	}
+	if end < len(ids) {
+		if snap.id == "" {
+			f.cursors.keep(snap)
+		}
+		cur := f.cursors.encode(snap, end)
+		e.NextCursor = &cur
+	}
+	return e, nil
+}
+
+func (f *Frontend) binding(pol catalog.Policy, query, ws string, limit int) uint64 {
+	h := xxh3.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], pol.ViewKey())
+	h.Write(b[:])
+	fmt.Fprintf(h, "%q|%q|%d", query, pathid.Key(ws), limit)
+	return h.Sum64()
+}
+
+// rank orders the visible records for a query: exact tiers, lexical
+// relevance, then GBrain recall (R16); among equal matches a present
+// project comes before one that is not; the workspace hint marks the
+// caller's own project and its relatives (R5).
+func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing {
+	if strings.TrimSpace(query) == "" {
+		return f.plainListing(c, ws)
+	}
+	hits, _ := c.cat.SearchTop(query, c.pol, maxHits)
+	if len(hits) > maxHits {
+		hits = hits[:maxHits]
+	}
+	present := func(id string) bool {
+		p := c.cat.Get(id)
+		return p != nil && p.Availability == local.Present
+	}
+	// Stable: only equal scores trade places.
+	slices.SortStableFunc(hits, func(a, b search.Hit) int {
+		if a.Score != b.Score {
+			return 0
+		}
+		pa, pb := present(a.ID), present(b.ID)
+		switch {
+		case pa && !pb:
+			return -1
+		case pb && !pa:
+			return 1
+		}
+		return 0
+	})
+	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
+	for i, h := range hits {
+		l.ids[i], l.reasons[i] = h.ID, h.Reasons
+	}
+	if f.opt.Recall != nil {
+		f.addRecall(ctx, c, l, query)
+	}
+	return f.applyWorkspace(c, l, ws, false)
+}
+
+// addRecall appends GBrain recall hits that name records bound here and
+// visible in this view.
+func (f *Frontend) addRecall(ctx context.Context, c *call, l *listing, query string) {
+	c.gstate = GBrainOK
+	hits, err := f.recall(ctx, query)
+	if err != nil {
+		c.gstate = GBrainDegraded
+		f.opt.Log.Warn("GBrain recall failed; answering from the local catalog", "err", err)
+	}
+	seen := make(map[string]bool, len(l.ids))
+	for _, id := range l.ids {
+		seen[id] = true
+	}
+	me := c.cat.MachineID()
+	for _, h := range hits {
+		if seen[h.ProjectID] || h.MachineID != me || !store.ValidProjectID(h.ProjectID) {
+			continue
+		}
+		if !c.cat.Visible(h.ProjectID, c.pol) {
+			continue
+		}
+		seen[h.ProjectID] = true
+		l.ids = append(l.ids, h.ProjectID)
+		l.reasons = append(l.reasons, []string{"GBrain recall: its project card matches the query"})
+	}
+}
+
+// plainListing is the no-query listing for a workspace hint, built once
+// per catalog revision and view. Records missing for longer than
+// retainMissingDays leave it (they still resolve).
+func (f *Frontend) plainListing(c *call, ws string) *listing {
+	rev := c.cat.Revision()
+	retain := time.Duration(c.cfg.Discovery.RetainMissingDays) * 24 * time.Hour
+	now := f.opt.Now()
+	key := plainKey{rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws), day: now.Unix() / 3600}
+	f.plainMu.Lock()
+	l := f.plain[key]
+	f.plainMu.Unlock()
+	if l != nil {
+		return l
+	}
+	if ws == "" {
+		ids := c.cat.List(c.pol)
+		kept := ids[:0:0]
+		for _, id := range ids {
+			if p := c.cat.Get(id); p != nil && p.Availability == local.Missing && !p.MissingSince.IsZero() && now.Sub(p.MissingSince) > retain {
+				continue
+			}
+			kept = append(kept, id)
+		}
+		l = &listing{ids: kept}
+	} else {
+		l = f.applyWorkspace(c, f.plainListing(c, ""), ws, true)
+	}
+	if c.cat.Revision() == rev { // no reload ran meanwhile
+		f.plainMu.Lock()
+		if f.plain == nil || len(f.plain) >= maxPlain {
+			f.plain = map[plainKey]*listing{}
+		}
+		f.plain[key] = l
+		f.plainMu.Unlock()
+	}
+	return l
+}
+
+func (f *Frontend) recall(ctx context.Context, query string) ([]local.RecallHit, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.opt.RecallBudget)
+	defer cancel()
+	type result struct {
+		hits []local.RecallHit
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		h, err := f.opt.Recall.Recall(ctx, query, 20)
+		ch <- result{h, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.hits, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("GBrain recall took longer than %s", f.opt.RecallBudget)
+	}
+}
+
+// applyWorkspace marks the project that contains the workspace ("self") and
+// the ones related to it (same repository, or named in its hint file), puts
+// relatives first in a plain listing, and the workspace itself last: the
+// caller already has it. It returns a new listing; l is not changed.
+func (f *Frontend) applyWorkspace(c *call, l *listing, ws string, plain bool) *listing {
+	if ws == "" {
+		return l
+	}
+	self := f.selfProject(c, ws)
+	if self == nil {
+		return l
+	}
+	related := func(p *local.Project) bool {
+		g, sg := p.Meta.Git, self.Meta.Git
+		if sg.Remote != "" && g.Remote == sg.Remote {
+			return true
+		}
+		if sg.CommonDir != "" && (g.CommonDir == sg.CommonDir || pathid.Same(p.Root, strings.TrimSuffix(sg.CommonDir, "/.git"))) {
+			return true
+		}
+		for _, r := range self.Meta.Related {
+			if strings.EqualFold(r, p.Meta.Name) || slices.ContainsFunc(p.Meta.Packages, func(pk string) bool { return strings.EqualFold(pk, r) }) {
+				return true
+			}
+		}
+		return false
+	}
+	var rel, rest []int // positions in l
+	selfAt := -1
+	marks := make([]string, len(l.ids))
+	for i, id := range l.ids {
+		if id == self.ID {
+			marks[i], selfAt = "self", i
+			continue
+		}
+		if p := c.cat.Get(id); p != nil && related(p) {
+			marks[i] = "related"
+			if plain {
+				rel = append(rel, i)
+				continue
+			}
+		}
+		rest = append(rest, i)
+	}
+	// A plain listing puts relatives first, order otherwise kept; a
+	// search keeps its relevance order. The workspace's own project goes
+	// last.
+	order := append(rel, rest...)
+	if selfAt >= 0 {
+		order = append(order, selfAt)
+	}
+	out := &listing{ids: make([]string, len(order)), reasons: make([][]string, len(order)), workspace: make([]string, len(order))}
+	for j, i := range order {
+		out.ids[j], out.workspace[j] = l.ids[i], marks[i]
+		r := l.reasonsAt(i)
+		switch marks[i] {
+		case "self":
+			r = append(slices.Clone(r), "this is the workspace's own project")
+		case "related":
+			r = append(slices.Clone(r), "related to the workspace project")
+		}
+		if len(r) > 0 {
+			out.reasons[j] = r
+		}
+	}
+	return out
+}
+
+// selfProject is the visible project that contains the workspace (the
+// innermost one), or nil; looked up once per catalog revision.
+func (f *Frontend) selfProject(c *call, ws string) *local.Project {
+	rev := c.cat.Revision()
+	key := plainKey{rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws)}
+	f.plainMu.Lock()
+	id, ok := f.self[key]
+	f.plainMu.Unlock()
+	if ok {
+		if id == "" {
+			return nil
+		}
+		return c.cat.Get(id)
+	}
+	canon, err := pathid.Canonical(ws)
+	if err != nil {
+		canon = ws
+	}
+	var self *local.Project
+	for _, id := range f.plainListing(c, "").ids {
+		p := c.cat.Get(id)
+		if p != nil && pathid.Within(p.Root, canon) && (self == nil || len(p.Root) > len(self.Root)) {
+			self = p
+		}
+	}
+	if c.cat.Revision() == rev {
+		f.plainMu.Lock()
+		if f.self == nil || len(f.self) >= maxPlain {
+			f.self = map[plainKey]string{}
+		}
+		f.self[key] = ""
+		if self != nil {
+			f.self[key] = self.ID
+		}
+		f.plainMu.Unlock()
+	}
+	return self
+}

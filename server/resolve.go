@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/store"
+)
+
+// Resolve answers local_codegraph_resolve (R21): the current record of an
+// id from an earlier answer. It never takes a path.
+func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
+	c, early, err := f.begin(ctx)
+	if c == nil {
+		return early, err
+	}
+	var p *local.Project
+	if store.ValidProjectID(a.ProjectID) {
+		p = c.cat.Get(a.ProjectID)
+	}
+	if p == nil {
+		e := f.envelope(c, StatusUnknownProject)
+		msg := "No project with this id is known on this machine. It may come from another machine, or a record that was forgotten: search again with local_codegraph_projects."
+		if !store.ValidProjectID(a.ProjectID) {
+			msg = "This is not a projectId issued by this catalog (ids look like cg_ followed by 16 letters and digits; a path is never an id). Search with local_codegraph_projects instead."
+		}
+		e.Message = prepend(msg, e.Message)
+		return e, nil
+	}
+	ck := catalog.Recheck(p, c.pol)
+	if !ck.Allowed {
+		e := f.envelope(c, StatusNotAvailable)
+		e.Message = prepend("This project is not shared with this frontend.", e.Message)
+		return e, nil
+	}
+	if a.ExpectedRecordRevision != 0 && a.ExpectedRecordRevision != p.RecordRevision {
+		e := f.envelope(c, StatusRecordChanged)
+		e.Message = prepend(fmt.Sprintf("The record changed since revision %d (now %d). Check that it is still the project you mean, then resolve again with the new revision or search again.", a.ExpectedRecordRevision, p.RecordRevision), e.Message)
+		rec := f.project(c, p, ck, []string{"record changed"}, "", false)
+		rec.ProjectPath, rec.Handoff = nil, nil
+		rec.Why = "the record changed since the revision you hold; check it is still the project you mean, then resolve again"
+		e.Projects = append(e.Projects, rec)
+		return e, nil
+	}
+	e := f.envelope(c, StatusOK)
+	if !ck.OK {
+		e.Status = StatusMissing
+		msg := "The project's root or its CodeGraph index is not there any more: " + ck.Why + ". Search again with local_codegraph_projects."
+		switch {
+		case p.MovedTo != "" && ck.Availability == local.Missing:
+			msg = fmt.Sprintf("This project's index moved: it is now the project %s (a new record). Resolve %s with local_codegraph_resolve for its current path.", p.MovedTo, p.MovedTo)
+		case ck.Availability == local.Inaccessible:
+			// Not gone: unreadable right now (permissions, an offline volume).
+			msg = "The project's root cannot be checked right now: " + ck.Why + ". It may be on an offline volume or need permissions; try again later, or search again with local_codegraph_projects."
+		}
+		e.Message = prepend(msg, e.Message)
+	}
+	e.Projects = append(e.Projects, f.project(c, p, ck, []string{"resolved by projectId"}, "", true))
+	return e, nil
+}
+
+func prepend(msg, rest string) string {
+	if rest == "" {
+		return msg
+	}
+	return msg + " " + rest
+}
