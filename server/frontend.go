@@ -230,6 +230,9 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	if err := c.cat.Sync(ctx); err != nil {
 		return nil, nil, fmt.Errorf("read catalog: %w", err)
 	}
+	if d := c.cat.Store().Damage(); d != nil {
+		c.notes = append(c.notes, "The catalog store is damaged, so discovery cannot update it; answers come from the last published catalog. Run `cgcat store recover` to rebuild it (ids are kept).")
+	}
 	if err := c.cat.Err(); err != nil {
 		c.notes = append(c.notes, fmt.Sprintf("The newest published catalog could not be read (%v); answers come from the last one read.", err))
 	}

@@ -50,6 +50,8 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		newResolveCommand(g),
 		newConfigCommand(g),
 		newStoreCommand(g),
+		newForgetCommand(g),
+		newPruneCommand(g),
 		newGBrainCommand(g),
 		newInstallCommand(g),
 		newUninstallCommand(g),

@@ -72,7 +72,7 @@ func Recover(ctx context.Context, dataDir string) (RecoverReport, error) {
 	if err := verify(fresh); err != nil {
 		return rep, fmt.Errorf("recover catalog store: the rebuilt database does not read back (%w); the damaged one is left as it was", err)
 	}
-	rep.Aside = fmt.Sprintf("%s.damaged-%s", dbDir, time.Now().UTC().Format("20060102T150405Z"))
+	rep.Aside = fmt.Sprintf("%s.damaged-%s", dbDir, time.Now().UTC().Format("20060102T150405.000000000Z"))
 	if err := os.Rename(dbDir, rep.Aside); err != nil {
 		return rep, writeErr(dataDir, fmt.Errorf("move the damaged catalog store aside: %w", err))
 	}

@@ -23,8 +23,9 @@ type Store struct {
 	dataDir string
 	dbDir   string
 	// Wait bounds how long Update and View wait for other processes.
-	Wait time.Duration
-	id   Identity
+	Wait   time.Duration
+	id     Identity
+	damage error
 }
 
 // DBDir is the LevelDB directory in a data dir.
@@ -48,10 +49,21 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	}
 	s.id = id
 	if err := s.ensurePublished(ctx); err != nil {
-		return nil, err
+		// A damaged database with a published catalog still answers: the
+		// damage is reported (Damage), and every writer names recover.
+		var ce *CorruptError
+		if _, ok := view.ReadPointer(dataDir); !ok || !errors.As(err, &ce) {
+			return nil, err
+		}
+		s.damage = err
 	}
 	return s, nil
 }
+
+// Damage is the damage Open found in the database, if any: readers keep
+// answering from the published catalog, writers fail until `cgcat store
+// recover`.
+func (s *Store) Damage() error { return s.damage }
 
 // DataDir is the directory the store lives in.
 func (s *Store) DataDir() string { return s.dataDir }
@@ -185,7 +197,9 @@ func (s *Store) newerThanPointer() bool {
 		if e.Name() == "LOCK" || e.Name() == "LOG" || e.Name() == "LOG.old" {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().After(pfi.ModTime()) {
+		// Not After: a file system's clock ticks in milliseconds, and a
+		// change in the same tick as the pointer must count.
+		if fi, err := e.Info(); err == nil && !fi.ModTime().Before(pfi.ModTime()) {
 			return true
 		}
 	}

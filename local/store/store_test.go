@@ -199,8 +199,17 @@ func TestCorruptStoreNamesRecovery(t *testing.T) {
 	if err := os.WriteFile(m[0], []byte("garbage that is not a manifest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, s.DataDir())
+	// Readers keep answering from the published catalog; the damage is
+	// reported, and a writer is refused with the recovery command.
+	damaged, err := Open(ctx, s.DataDir())
+	if err != nil {
+		t.Fatalf("a damaged store with a published catalog must still open for readers: %v", err)
+	}
 	var ce *CorruptError
+	if derr := damaged.Damage(); !errors.As(derr, &ce) {
+		t.Fatalf("Open must report the damage it found, got %v", derr)
+	}
+	err = damaged.Update(ctx, func(*Tx) error { return nil })
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "cgcat store recover") || !strings.Contains(err.Error(), dbDir) {
 		t.Fatalf("want a corruption error naming the store and the recovery command, got %v", err)
 	}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/spf13/cobra"
+)
+
+type forgetOptions struct {
+	dryRun     bool
+	json       bool
+	missingFor string // prune only
+}
+
+// forgotten is one record forget or prune removed (or would remove).
+type forgotten struct {
+	ProjectID    string `json:"projectId"`
+	Name         string `json:"name"`
+	Root         string `json:"root"`
+	Availability string `json:"availability"`
+	MissingSince string `json:"missingSince,omitempty"`
+}
+
+type forgetReport struct {
+	DryRun    bool        `json:"dryRun"`
+	Forgotten []forgotten `json:"forgotten"`
+	Unknown   []string    `json:"unknown,omitempty"`
+}
+
+func newForgetCommand(g *globalOptions) *cobra.Command {
+	o := &forgetOptions{}
+	cmd := &cobra.Command{
+		Use:   "forget ID...",
+		Short: "Remove records from the catalog (their GBrain cards are taken back on the next sync)",
+		Long: "Remove the records with these project ids. A forgotten id then resolves as unknown_project. " +
+			"A project that is still on disk is found again by the next scan, under a new id.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runForget(cmd.Context(), g, o, args, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would be removed; change nothing")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newPruneCommand(g *globalOptions) *cobra.Command {
+	o := &forgetOptions{}
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove records that have been missing for a while",
+		Long: "Remove every record confirmed missing for longer than --missing-for (a Go duration such as 720h; " +
+			"0s removes every missing record; default: discovery.retainMissingDays). Inaccessible records " +
+			"(an offline volume, no permission) are never pruned.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPrune(cmd.Context(), g, o, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&o.missingFor, "missing-for", "", "how long a record must have been missing (Go duration, e.g. 720h; 0s = all missing)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would be removed; change nothing")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func runForget(ctx context.Context, g *globalOptions, o *forgetOptions, ids []string, out io.Writer) error {
+	for _, id := range ids {
+		if !store.ValidProjectID(id) {
+			return &exitError{code: 2, err: fmt.Errorf("%q is not a project id (ids look like cg_ followed by 16 letters and digits; `cgcat projects` shows them)", local.Printable(id))}
+		}
+	}
+	rep, err := removeRecords(ctx, g, o.dryRun, func(p *local.Project) bool {
+		for _, id := range ids {
+			if p.ID == id {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		found := false
+		for _, f := range rep.Forgotten {
+			found = found || f.ProjectID == id
+		}
+		if !found {
+			rep.Unknown = append(rep.Unknown, id)
+		}
+	}
+	if err := printForget(out, rep, o.json); err != nil {
+		return err
+	}
+	if len(rep.Unknown) > 0 {
+		return &exitError{code: 3}
+	}
+	return nil
+}
+
+func runPrune(ctx context.Context, g *globalOptions, o *forgetOptions, out io.Writer) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	age := time.Duration(cfg.Discovery.RetainMissingDays) * 24 * time.Hour
+	if o.missingFor != "" {
+		d, err := time.ParseDuration(o.missingFor)
+		if err != nil || d < 0 {
+			return &exitError{code: 2, err: fmt.Errorf("--missing-for %q is not a duration; write e.g. 720h (30 days) or 0s (every missing record)", o.missingFor)}
+		}
+		age = d
+	}
+	now := time.Now()
+	rep, err := removeRecords(ctx, g, o.dryRun, func(p *local.Project) bool {
+		return p.Availability == local.Missing && !p.MissingSince.IsZero() && now.Sub(p.MissingSince) >= age
+	})
+	if err != nil {
+		return err
+	}
+	return printForget(out, rep, o.json)
+}
+
+// removeRecords forgets every record match picks, in one batch.
+func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match func(*local.Project) bool) (*forgetReport, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &forgetReport{DryRun: dryRun, Forgotten: []forgotten{}}
+	err = st.Update(ctx, func(tx *store.Tx) error {
+		var picked []*local.Project
+		if err := tx.Reader.Projects(func(p *local.Project) error {
+			if match(p) {
+				picked = append(picked, p)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, p := range picked {
+			f := forgotten{ProjectID: p.ID, Name: p.Meta.Name, Root: p.Root, Availability: string(p.Availability)}
+			if !p.MissingSince.IsZero() {
+				f.MissingSince = p.MissingSince.UTC().Format(time.RFC3339)
+			}
+			rep.Forgotten = append(rep.Forgotten, f)
+			if !dryRun {
+				if err := tx.DeleteProject(p.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	var be *store.BusyError
+	if errors.As(err, &be) {
+		return nil, fmt.Errorf("nothing was removed: %w", err)
+	}
+	return rep, err
+}
+
+func printForget(out io.Writer, rep *forgetReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	verb := "forgot"
+	if rep.DryRun {
+		verb = "would forget"
+	}
+	for _, f := range rep.Forgotten {
+		fmt.Fprintf(out, "%s %s %s (%s, %s)\n", verb, f.ProjectID, local.Printable(f.Name), local.Printable(f.Root), f.Availability)
+	}
+	for _, id := range rep.Unknown {
+		fmt.Fprintf(out, "unknown id %s: no such record\n", id)
+	}
+	switch {
+	case len(rep.Forgotten) == 0 && len(rep.Unknown) == 0:
+		fmt.Fprintln(out, "nothing to forget")
+	case len(rep.Forgotten) > 0 && !rep.DryRun:
+		fmt.Fprintf(out, "%d record(s) removed; their GBrain cards are taken back on the next sync (if GBrain is on)\n", len(rep.Forgotten))
+	}
+	return nil
+}
