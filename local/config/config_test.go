@@ -131,3 +131,23 @@ func TestMarshalRoundTrip(t *testing.T) {
 		t.Fatalf("round trip changed the config: %+v", back)
 	}
 }
+
+// BenchmarkLiveCurrent is the cost every tool call pays to notice an edited
+// config file: one stat when nothing changed.
+func BenchmarkLiveCurrent(b *testing.B) {
+	dir := b.TempDir()
+	path := dir + "/config.json"
+	if err := os.WriteFile(path, []byte(`{"version":1,"dataDir":"`+dir+`/data","discovery":{"roots":["`+dir+`"]}}`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := NewLive(path, cfg, nil, nil)
+	for b.Loop() {
+		if c, _ := l.Current(); c != cfg {
+			b.Fatal("reloaded an unchanged file")
+		}
+	}
+}

@@ -16,11 +16,10 @@ type Live struct {
 	path     string // "" for a config made from flags: it never changes
 	override func(*Config)
 
-	mu      sync.Mutex
-	cur     *Config
-	err     error
-	stamp   fileStamp
-	checked time.Time
+	mu    sync.Mutex
+	cur   *Config
+	err   error
+	stamp fileStamp
 }
 
 type fileStamp struct {
@@ -52,19 +51,14 @@ func NewLive(path string, cfg *Config, err error, override func(*Config)) *Live 
 func Fixed(cfg *Config) *Live { return &Live{cur: cfg} }
 
 // Current returns the config in force and, when the file on disk is not
-// (invalid, unreadable), why. It stats the file at most every few
-// milliseconds, so a burst of calls costs one stat.
+// (invalid, unreadable), why. It costs one stat of the file; the file is
+// read again only when that changed.
 func (l *Live) Current() (*Config, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.path == "" {
 		return l.cur, l.err
 	}
-	now := time.Now()
-	if now.Sub(l.checked) < 5*time.Millisecond {
-		return l.cur, l.err
-	}
-	l.checked = now
 	st := stampOf(l.path)
 	if st == l.stamp {
 		return l.cur, l.err

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 )
 
@@ -77,8 +78,10 @@ func writeErr(dir string, err error) error {
 	if errors.As(err, &we) {
 		return err
 	}
-	for _, errno := range []error{syscall.ENOSPC, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EDQUOT} {
-		if errors.Is(err, errno) {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EDQUOT} {
+		// goleveldb words some failures without wrapping them
+		// ("newManifest error: write …: no space left on device").
+		if errors.Is(err, errno) || strings.Contains(err.Error(), errno.Error()) {
 			return &WriteError{Dir: dir, Err: errno}
 		}
 	}

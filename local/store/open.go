@@ -46,6 +46,10 @@ func (s *Store) openDB(ctx context.Context, readOnly bool, wait time.Duration) (
 		switch {
 		case err == nil:
 			return nil
+		case isLocked(err) && s.Holder().Stopped:
+			// A stopped holder lets go only when someone resumes it:
+			// waiting is pointless, saying who it is is not.
+			return backoff.Permanent(err)
 		case isLocked(err):
 			return err
 		default:

@@ -49,13 +49,21 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	}
 	s.id = id
 	if err := s.ensurePublished(ctx); err != nil {
-		// A damaged database with a published catalog still answers: the
-		// damage is reported (Damage), and every writer names recover.
-		var ce *CorruptError
-		if _, ok := view.ReadPointer(dataDir); !ok || !errors.As(err, &ce) {
+		// A published catalog still answers when the database cannot be
+		// written (a full disk, a read-only data dir) or is damaged: the
+		// damage is reported (Damage), and every writer says what is wrong.
+		var (
+			ce *CorruptError
+			we *WriteError
+		)
+		_, published := view.ReadPointer(dataDir)
+		switch {
+		case published && errors.As(err, &ce):
+			s.damage = err
+		case published && errors.As(err, &we):
+		default:
 			return nil, err
 		}
-		s.damage = err
 	}
 	return s, nil
 }
