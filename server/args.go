@@ -2,16 +2,13 @@ package server
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
-	"sort"
-	"strings"
 	"unicode/utf8"
 )
 
-// ArgError is a bad tool argument; its text names the argument and says
-// what to send instead. mcp-go's own schema-validation text is unreadable,
-// so arguments are checked here.
+// ArgError is a bad argument: Arg names it the way the tool's schema does
+// ("limit", "workspacePath"), Problem says what is wrong and what to send
+// instead. Each face words it its own way (the CLI names its flags).
 type ArgError struct {
 	Arg, Problem string
 }
@@ -23,6 +20,17 @@ func (e *ArgError) Error() string {
 	return fmt.Sprintf("invalid argument %q: %s", e.Arg, e.Problem)
 }
 
+// Bounds of the arguments, as the tools' schemas publish them.
+const (
+	MaxQuery     = 1000 // characters
+	MaxWorkspace = 4096
+	MaxCursor    = 2048
+	MaxLimit     = 50
+	MaxProjectID = 128
+	// DefaultLimit is how many projects a page has when no limit is given.
+	DefaultLimit = 5
+)
+
 // ProjectsArgs are local_codegraph_projects' arguments with defaults applied.
 type ProjectsArgs struct {
 	Query         string
@@ -32,169 +40,40 @@ type ProjectsArgs struct {
 	Refresh       bool
 }
 
+// Validate checks the bounds every face must keep.
+func (a ProjectsArgs) Validate() error {
+	switch {
+	case !utf8.ValidString(a.Query) || !utf8.ValidString(a.WorkspacePath) || !utf8.ValidString(a.Cursor):
+		return &ArgError{Problem: "must be valid UTF-8"}
+	case utf8.RuneCountInString(a.Query) > MaxQuery:
+		return &ArgError{Arg: "query", Problem: fmt.Sprintf("is %d characters long; the limit is %d", utf8.RuneCountInString(a.Query), MaxQuery)}
+	case utf8.RuneCountInString(a.WorkspacePath) > MaxWorkspace:
+		return &ArgError{Arg: "workspacePath", Problem: fmt.Sprintf("is longer than %d characters", MaxWorkspace)}
+	case a.WorkspacePath != "" && !filepath.IsAbs(a.WorkspacePath):
+		return &ArgError{Arg: "workspacePath", Problem: "must be an absolute path (it is only a ranking hint)"}
+	case a.Limit < 1 || a.Limit > MaxLimit:
+		return &ArgError{Arg: "limit", Problem: fmt.Sprintf("must be between 1 and %d, got %d", MaxLimit, a.Limit)}
+	case utf8.RuneCountInString(a.Cursor) > MaxCursor:
+		return &ArgError{Arg: "cursor", Problem: fmt.Sprintf("is longer than %d characters; pass nextCursor from an earlier answer unchanged", MaxCursor)}
+	}
+	return nil
+}
+
 // ResolveArgs are local_codegraph_resolve's arguments.
 type ResolveArgs struct {
 	ProjectID              string
 	ExpectedRecordRevision uint64 // 0 = not given
 }
 
-func checkKeys(args map[string]any, known ...string) error {
-	var unknown []string
-	for k := range args {
-		found := false
-		for _, kk := range known {
-			if k == kk {
-				found = true
-			}
-		}
-		if !found {
-			unknown = append(unknown, k)
-		}
+// Validate checks the bounds every face must keep.
+func (a ResolveArgs) Validate() error {
+	switch {
+	case a.ProjectID == "":
+		return &ArgError{Arg: "projectId", Problem: "is required: pass a projectId (like cg_…) from an earlier answer"}
+	case !utf8.ValidString(a.ProjectID):
+		return &ArgError{Arg: "projectId", Problem: "must be valid UTF-8"}
+	case utf8.RuneCountInString(a.ProjectID) > MaxProjectID:
+		return &ArgError{Arg: "projectId", Problem: fmt.Sprintf("is longer than %d characters; pass a projectId (like cg_…) from an earlier answer", MaxProjectID)}
 	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	return &ArgError{Arg: clip(unknown[0], 64), Problem: "unknown argument; this tool takes only " + strings.Join(known, ", ")}
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
-
-func str(args map[string]any, name string, maxLen int) (string, bool, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return "", false, nil
-	}
-	s, isStr := v.(string)
-	if !isStr {
-		return "", true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be a string, got %s", jsonKind(v))}
-	}
-	if !utf8.ValidString(s) {
-		return "", true, &ArgError{Arg: name, Problem: "must be valid UTF-8"}
-	}
-	if n := utf8.RuneCountInString(s); n > maxLen {
-		return "", true, &ArgError{Arg: name, Problem: fmt.Sprintf("is %d characters long; the limit is %d", n, maxLen)}
-	}
-	return s, true, nil
-}
-
-// maxExact is the largest integer a JSON number (a float64) holds exactly.
-const maxExact = 1 << 53
-
-func integer(args map[string]any, name string, lo, hi float64) (int64, bool, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	f, isNum := v.(float64)
-	if !isNum {
-		if i, isInt := v.(int); isInt {
-			f, isNum = float64(i), true
-		}
-	}
-	if !isNum {
-		return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be a whole number, got %s", jsonKind(v))}
-	}
-	if f != math.Trunc(f) || math.IsInf(f, 0) {
-		return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be a whole number, got %v", f)}
-	}
-	if f < lo || f > hi {
-		if hi == maxExact {
-			// The schema sets no maximum: only numbers a float64 holds
-			// exactly are taken.
-			if f < lo {
-				return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be at least %v, got %v", lo, f)}
-			}
-			return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("is too large (%v); pass the recordRevision from an earlier answer", f)}
-		}
-		return 0, true, &ArgError{Arg: name, Problem: fmt.Sprintf("must be between %v and %v, got %v", lo, hi, f)}
-	}
-	return int64(f), true, nil
-}
-
-func boolean(args map[string]any, name string) (bool, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return false, nil
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		return false, &ArgError{Arg: name, Problem: fmt.Sprintf("must be true or false, got %s", jsonKind(v))}
-	}
-	return b, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case float64, int:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "null"
-}
-
-// ParseProjectsArgs validates local_codegraph_projects' arguments (seed 6.2).
-func ParseProjectsArgs(args map[string]any) (ProjectsArgs, error) {
-	a := ProjectsArgs{Limit: 5}
-	if err := checkKeys(args, "query", "workspacePath", "limit", "cursor", "refresh"); err != nil {
-		return a, err
-	}
-	var err error
-	if a.Query, _, err = str(args, "query", 1000); err != nil {
-		return a, err
-	}
-	var has bool
-	if a.WorkspacePath, has, err = str(args, "workspacePath", 4096); err != nil {
-		return a, err
-	}
-	if has && a.WorkspacePath != "" && !filepath.IsAbs(a.WorkspacePath) {
-		return a, &ArgError{Arg: "workspacePath", Problem: "must be an absolute path (it is only a ranking hint)"}
-	}
-	if n, has, err := integer(args, "limit", 1, 50); err != nil {
-		return a, err
-	} else if has {
-		a.Limit = int(n)
-	}
-	if a.Cursor, _, err = str(args, "cursor", 2048); err != nil {
-		return a, err
-	}
-	if a.Refresh, err = boolean(args, "refresh"); err != nil {
-		return a, err
-	}
-	return a, nil
-}
-
-// ParseResolveArgs validates local_codegraph_resolve's arguments (seed 6.4).
-func ParseResolveArgs(args map[string]any) (ResolveArgs, error) {
-	var a ResolveArgs
-	if err := checkKeys(args, "projectId", "expectedRecordRevision"); err != nil {
-		return a, err
-	}
-	id, has, err := str(args, "projectId", 128)
-	if err != nil {
-		return a, err
-	}
-	if !has || id == "" {
-		return a, &ArgError{Arg: "projectId", Problem: "is required: pass a projectId (like cg_…) from an earlier answer"}
-	}
-	a.ProjectID = id
-	if n, has, err := integer(args, "expectedRecordRevision", 1, maxExact); err != nil {
-		return a, err
-	} else if has {
-		a.ExpectedRecordRevision = uint64(n)
-	}
-	return a, nil
+	return nil
 }

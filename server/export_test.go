@@ -15,7 +15,6 @@ import (
 
 // Exported for the protocol tests (package server_test).
 var (
-	OutputSchemaForTest = outputSchema
 	WriteCatalogForTest = writeCatalog
 )
 

@@ -141,6 +141,13 @@ func (f *Frontend) open(cfg *config.Config) *opening {
 	return o
 }
 
+// OpenWorld reports whether answers may involve the network (GBrain on):
+// tool annotations say so.
+func (f *Frontend) OpenWorld() bool {
+	cfg, _ := f.opt.Config.Current()
+	return cfg != nil && cfg.GBrain.Enabled
+}
+
 // Ready waits until the catalog is loaded (or failed to load).
 func (f *Frontend) Ready(ctx context.Context) error {
 	f.openMu.Lock()

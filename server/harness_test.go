@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/server"
+	"github.com/cgcat/cgcat/server/protocol"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -337,12 +338,12 @@ func (p *proc) projects(args map[string]any) answer {
 	if args == nil {
 		args = map[string]any{}
 	}
-	return p.call(server.ToolProjects, args)
+	return p.call(protocol.ToolProjects, args)
 }
 
 func (p *proc) resolve(args map[string]any) answer {
 	p.t.Helper()
-	return p.call(server.ToolResolve, args)
+	return p.call(protocol.ToolResolve, args)
 }
 
 // waitScanned polls until discovery finished a pass with complete coverage.
@@ -388,7 +389,7 @@ var (
 func validateEnvelope(tb testing.TB, raw []byte) {
 	tb.Helper()
 	schemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(server.OutputSchemaForTest))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(protocol.OutputSchema()))
 		if err != nil {
 			schemaErr = err
 			return

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/server"
+	"github.com/cgcat/cgcat/server/protocol"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -72,9 +73,9 @@ func TestInitializeAndToolsList(t *testing.T) {
 	if len(tools) != 2 {
 		t.Fatalf("tools/list has %d tools, want exactly 2", len(tools))
 	}
-	want := map[string]string{server.ToolProjects: seedProjectsSchema, server.ToolResolve: seedResolveSchema}
+	want := map[string]string{protocol.ToolProjects: seedProjectsSchema, protocol.ToolResolve: seedResolveSchema}
 	var outSchema any
-	_ = json.Unmarshal([]byte(server.OutputSchemaForTest), &outSchema)
+	_ = json.Unmarshal(protocol.OutputSchema(), &outSchema)
 	for _, tool := range tools {
 		name, _ := tool["name"].(string)
 		seed, ok := want[name]
@@ -101,7 +102,7 @@ func TestInitializeAndToolsList(t *testing.T) {
 				t.Errorf("%s annotations.%s = %v, want %v", name, k, ann[k], v)
 			}
 		}
-		if d, _ := tool["description"].(string); !strings.Contains(d, "projectPath") && name == server.ToolProjects {
+		if d, _ := tool["description"].(string); !strings.Contains(d, "projectPath") && name == protocol.ToolProjects {
 			t.Errorf("%s description does not mention projectPath", name)
 		}
 	}
@@ -514,39 +515,39 @@ func checkBadArguments(t *testing.T, p *proc) {
 		args any
 		arg  string
 	}{
-		{server.ToolProjects, map[string]any{"bogus": 1}, `"bogus"`},
-		{server.ToolProjects, map[string]any{"query": "x", "Limit": 3}, `"Limit"`},
-		{server.ToolProjects, map[string]any{"limit": 0}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": 51}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": -1}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": 2.5}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": "5"}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": true}, `"limit"`},
-		{server.ToolProjects, map[string]any{"limit": 1e300}, `"limit"`},
-		{server.ToolProjects, map[string]any{"query": strings.Repeat("a", 1001)}, `"query"`},
-		{server.ToolProjects, map[string]any{"query": strings.Repeat("订", 1001)}, `"query"`},
-		{server.ToolProjects, map[string]any{"query": 5}, `"query"`},
-		{server.ToolProjects, map[string]any{"query": []any{"a"}}, `"query"`},
-		{server.ToolProjects, map[string]any{"workspacePath": "relative/dir"}, `"workspacePath"`},
-		{server.ToolProjects, map[string]any{"workspacePath": "~/code"}, `"workspacePath"`},
-		{server.ToolProjects, map[string]any{"workspacePath": "/" + strings.Repeat("d", 4096)}, `"workspacePath"`},
-		{server.ToolProjects, map[string]any{"cursor": strings.Repeat("c", 2049)}, `"cursor"`},
-		{server.ToolProjects, map[string]any{"cursor": 7}, `"cursor"`},
-		{server.ToolProjects, map[string]any{"refresh": "yes"}, `"refresh"`},
-		{server.ToolProjects, []any{"order-sdk"}, `arguments`},
-		{server.ToolProjects, "order-sdk", `arguments`},
-		{server.ToolResolve, map[string]any{}, `"projectId"`},
-		{server.ToolResolve, nil, `"projectId"`},
-		{server.ToolResolve, map[string]any{"projectId": ""}, `"projectId"`},
-		{server.ToolResolve, map[string]any{"projectId": strings.Repeat("x", 129)}, `"projectId"`},
-		{server.ToolResolve, map[string]any{"projectId": 12}, `"projectId"`},
-		{server.ToolResolve, map[string]any{"projectId": nil}, `"projectId"`},
-		{server.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 0}, `"expectedRecordRevision"`},
-		{server.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 1.5}, `"expectedRecordRevision"`},
-		{server.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": "3"}, `"expectedRecordRevision"`},
-		{server.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 1e30}, `"expectedRecordRevision"`},
-		{server.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "projectPath": "/tmp"}, `"projectPath"`},
-		{server.ToolResolve, []any{}, `arguments`},
+		{protocol.ToolProjects, map[string]any{"bogus": 1}, `"bogus"`},
+		{protocol.ToolProjects, map[string]any{"query": "x", "Limit": 3}, `"Limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": 0}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": 51}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": -1}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": 2.5}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": "5"}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": true}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"limit": 1e300}, `"limit"`},
+		{protocol.ToolProjects, map[string]any{"query": strings.Repeat("a", 1001)}, `"query"`},
+		{protocol.ToolProjects, map[string]any{"query": strings.Repeat("订", 1001)}, `"query"`},
+		{protocol.ToolProjects, map[string]any{"query": 5}, `"query"`},
+		{protocol.ToolProjects, map[string]any{"query": []any{"a"}}, `"query"`},
+		{protocol.ToolProjects, map[string]any{"workspacePath": "relative/dir"}, `"workspacePath"`},
+		{protocol.ToolProjects, map[string]any{"workspacePath": "~/code"}, `"workspacePath"`},
+		{protocol.ToolProjects, map[string]any{"workspacePath": "/" + strings.Repeat("d", 4096)}, `"workspacePath"`},
+		{protocol.ToolProjects, map[string]any{"cursor": strings.Repeat("c", 2049)}, `"cursor"`},
+		{protocol.ToolProjects, map[string]any{"cursor": 7}, `"cursor"`},
+		{protocol.ToolProjects, map[string]any{"refresh": "yes"}, `"refresh"`},
+		{protocol.ToolProjects, []any{"order-sdk"}, `arguments`},
+		{protocol.ToolProjects, "order-sdk", `arguments`},
+		{protocol.ToolResolve, map[string]any{}, `"projectId"`},
+		{protocol.ToolResolve, nil, `"projectId"`},
+		{protocol.ToolResolve, map[string]any{"projectId": ""}, `"projectId"`},
+		{protocol.ToolResolve, map[string]any{"projectId": strings.Repeat("x", 129)}, `"projectId"`},
+		{protocol.ToolResolve, map[string]any{"projectId": 12}, `"projectId"`},
+		{protocol.ToolResolve, map[string]any{"projectId": nil}, `"projectId"`},
+		{protocol.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 0}, `"expectedRecordRevision"`},
+		{protocol.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 1.5}, `"expectedRecordRevision"`},
+		{protocol.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": "3"}, `"expectedRecordRevision"`},
+		{protocol.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "expectedRecordRevision": 1e30}, `"expectedRecordRevision"`},
+		{protocol.ToolResolve, map[string]any{"projectId": "cg_aaaaaaaaaaaaaaaa", "projectPath": "/tmp"}, `"projectPath"`},
+		{protocol.ToolResolve, []any{}, `arguments`},
 	}
 	for _, c := range cases {
 		a := p.call(c.tool, c.args)
@@ -1031,13 +1032,13 @@ func TestConcurrentCalls(t *testing.T) {
 			req := mcp.CallToolRequest{}
 			switch i % 4 {
 			case 0:
-				req.Params.Name, req.Params.Arguments = server.ToolProjects, map[string]any{"limit": 50}
+				req.Params.Name, req.Params.Arguments = protocol.ToolProjects, map[string]any{"limit": 50}
 			case 1:
-				req.Params.Name, req.Params.Arguments = server.ToolProjects, map[string]any{"query": "订单 客户端", "refresh": i%8 == 1}
+				req.Params.Name, req.Params.Arguments = protocol.ToolProjects, map[string]any{"query": "订单 客户端", "refresh": i%8 == 1}
 			case 2:
-				req.Params.Name, req.Params.Arguments = server.ToolProjects, map[string]any{"limit": 2, "workspacePath": m.fraud}
+				req.Params.Name, req.Params.Arguments = protocol.ToolProjects, map[string]any{"limit": 2, "workspacePath": m.fraud}
 			case 3:
-				req.Params.Name, req.Params.Arguments = server.ToolResolve, map[string]any{"projectId": all.env.Projects[i%want].ProjectID}
+				req.Params.Name, req.Params.Arguments = protocol.ToolResolve, map[string]any{"projectId": all.env.Projects[i%want].ProjectID}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

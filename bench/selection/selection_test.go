@@ -24,6 +24,7 @@ import (
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
+	"github.com/cgcat/cgcat/server/protocol"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
@@ -387,7 +388,7 @@ func BenchmarkQuery(b *testing.B) {
 					deps = append(deps, q)
 				}
 			}
-			ms := server.New(f, "bench")
+			ms := protocol.New(f, "bench")
 			mcpInit(b, ms)
 			pol := catalog.PolicyFrom(cfg)
 			cat := f.Catalog()

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
@@ -48,15 +49,8 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 		return err
 	}
 	warn(errOut, cfg)
-	args := map[string]any{"query": query, "limit": float64(o.limit), "refresh": o.refresh}
-	if o.workspace != "" {
-		args["workspacePath"] = o.workspace
-	}
-	if o.cursor != "" {
-		args["cursor"] = o.cursor
-	}
-	a, err := server.ParseProjectsArgs(args)
-	if err != nil {
+	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: o.workspace, Cursor: o.cursor, Refresh: o.refresh}
+	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
 	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)
@@ -87,11 +81,14 @@ func printEnvelope(out io.Writer, e *server.Envelope, asJSON bool) error {
 	return err
 }
 
+// flags names, in CLI terms, the argument an ArgError is about.
+var flags = map[string]string{"limit": "--limit", "workspacePath": "--workspace", "cursor": "--cursor", "query": "QUERY", "projectId": "ID", "expectedRecordRevision": "--expect-revision"}
+
 // flagError words an argument error in CLI terms.
 func flagError(err error) error {
-	msg := err.Error()
-	for arg, flag := range map[string]string{`"limit"`: "--limit", `"workspacePath"`: "--workspace", `"cursor"`: "--cursor", `"query"`: "QUERY", `"projectId"`: "ID", `"expectedRecordRevision"`: "--expect-revision"} {
-		msg = strings.Replace(msg, "argument "+arg, flag, 1)
+	var ae *server.ArgError
+	if !errors.As(err, &ae) || ae.Arg == "" {
+		return err
 	}
-	return fmt.Errorf("%s", msg)
+	return fmt.Errorf("%s: %s", cmp.Or(flags[ae.Arg], ae.Arg), ae.Problem)
 }

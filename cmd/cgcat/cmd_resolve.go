@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/cgcat/cgcat/local/config"
@@ -35,12 +36,11 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 		return err
 	}
 	warn(errOut, cfg)
-	args := map[string]any{"projectId": id}
-	if o.expect != 0 {
-		args["expectedRecordRevision"] = float64(o.expect)
+	if o.expect < 0 {
+		return &exitError{code: 2, err: fmt.Errorf("--expect-revision must be at least 1, got %d", o.expect)}
 	}
-	a, err := server.ParseResolveArgs(args)
-	if err != nil {
+	a := server.ResolveArgs{ProjectID: id, ExpectedRecordRevision: uint64(o.expect)}
+	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
 	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)

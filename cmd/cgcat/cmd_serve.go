@@ -13,7 +13,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/projection"
-	"github.com/cgcat/cgcat/server"
+	"github.com/cgcat/cgcat/server/protocol"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/spf13/cobra"
 )
@@ -88,7 +88,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 		}()
 	}
 
-	s := server.New(f, version)
+	s := protocol.New(f, version)
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
 	mcpserver.WithWorkerPoolSize(4)(stdio)
@@ -113,16 +113,16 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 // projection service) is ready: until then it says GBrain is not connected.
 type lateRecall struct {
 	mu sync.Mutex
-	r  server.Recall
+	r  local.Recall
 }
 
-func (l *lateRecall) set(r server.Recall) {
+func (l *lateRecall) set(r local.Recall) {
 	l.mu.Lock()
 	l.r = r
 	l.mu.Unlock()
 }
 
-func (l *lateRecall) orNil() server.Recall {
+func (l *lateRecall) orNil() local.Recall {
 	if l == nil {
 		return nil
 	}

@@ -1,11 +1,9 @@
-// Package server is cgcat's face to agents: the MCP stdio server with
-// exactly two tools, local_codegraph_projects and local_codegraph_resolve
-// (R15–R23), their schemas, the answer envelope, its text rendering,
-// cursors and status mapping.
-//
-// It answers from the in-memory catalog (package local/catalog) and must
-// not touch LevelDB or GBrain directly; it never proxies code queries.
-package server
+// Package protocol is cgcat's MCP face: the stdio server with exactly two
+// tools, local_codegraph_projects and local_codegraph_resolve, their input
+// and output schemas, the decoding of a call's JSON arguments into the
+// typed arguments of package server, and the mapping of answers to tool
+// results. It answers nothing itself: package server does.
+package protocol
 
 import (
 	"context"
@@ -13,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cgcat/cgcat/server"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
@@ -58,21 +57,20 @@ func rawTool(name, description, input string, opts ...mcp.ToolOption) mcp.Tool {
 }
 
 // New builds the MCP server over a frontend.
-func New(f *Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver.MCPServer {
+func New(f *server.Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver.MCPServer {
 	opts = append([]mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions("Use local_codegraph_projects to find other local projects that have a CodeGraph index, then pass the returned absolute projectPath unchanged to the native codegraph_explore. Resolve old projectIds with local_codegraph_resolve. This server only finds projects; code facts come from CodeGraph."),
 	}, opts...)
 	s := mcpserver.NewMCPServer("cgcat", version, opts...)
-	cfg, _ := f.opt.Config.Current()
-	tools := Tools(cfg != nil && cfg.GBrain.Enabled)
+	tools := Tools(f.OpenWorld())
 	s.AddTool(tools[0], func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, err := argsOf(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		a, err := ParseProjectsArgs(args)
+		a, err := ParseProjects(args)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -83,7 +81,7 @@ func New(f *Frontend, version string, opts ...mcpserver.ServerOption) *mcpserver
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		a, err := ParseResolveArgs(args)
+		a, err := ParseResolve(args)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -102,12 +100,12 @@ func argsOf(req mcp.CallToolRequest) (map[string]any, error) {
 	case map[string]any:
 		return a, nil
 	}
-	return nil, &ArgError{Problem: `arguments must be a JSON object, like {"query": "order-sdk"}`}
+	return nil, &server.ArgError{Problem: `arguments must be a JSON object, like {"query": "order-sdk"}`}
 }
 
 // result maps an answer to a tool result. An internal fault is an explicit
 // tool error that says retrying will not help (R22).
-func result(e *Envelope, err error) (*mcp.CallToolResult, error) {
+func result(e *server.Envelope, err error) (*mcp.CallToolResult, error) {
 	if err != nil {
 		msg := fmt.Sprintf("cgcat could not answer: %v. Retrying will not help until this is fixed; run `cgcat doctor` for a diagnosis.", err)
 		if errors.Is(err, context.Canceled) {
@@ -115,5 +113,5 @@ func result(e *Envelope, err error) (*mcp.CallToolResult, error) {
 		}
 		return mcp.NewToolResultError(msg), nil
 	}
-	return mcp.NewToolResultStructured(e, Text(e)), nil
+	return mcp.NewToolResultStructured(e, server.Text(e)), nil
 }
