@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -51,6 +52,9 @@ type Options struct {
 	SliceBudget time.Duration
 	Log         *slog.Logger
 	Now         func() time.Time
+	// CodeGraphServer is the name the host gave CodeGraph's own MCP server,
+	// named in every handoff (mcpServerHint); "" means "codegraph".
+	CodeGraphServer string
 }
 
 // Frontend answers both tools for one process's sharing view. The MCP
@@ -546,7 +550,7 @@ func (f *Frontend) project(p *local.Project, ck catalog.Check, reasons []string,
 		out.ProjectPath = &root
 		if withHandoff {
 			out.Handoff = &Handoff{
-				MCPServerHint:     "codegraph",
+				MCPServerHint:     cmp.Or(f.opt.CodeGraphServer, "codegraph"),
 				ToolName:          "codegraph_explore",
 				Arguments:         map[string]string{"projectPath": root},
 				RequiredFromAgent: []string{"query"},

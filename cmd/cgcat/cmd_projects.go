@@ -58,7 +58,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(cfg, "", newLogger(errOut), nil)
+	f := newFrontend(cfg, "", newLogger(errOut), nil, "")
 	if err := f.Ready(ctx); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(cfg, "", newLogger(errOut), nil)
+	f := newFrontend(cfg, "", newLogger(errOut), nil, "")
 	e, err := f.Resolve(ctx, a)
 	if err != nil {
 		return err

@@ -19,6 +19,8 @@ import (
 
 type serveOptions struct {
 	workspace string
+	// codegraphServer is the name the host gave CodeGraph's MCP server.
+	codegraphServer string
 }
 
 func newServeCommand(g *globalOptions) *cobra.Command {
@@ -33,6 +35,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "absolute path of the primary workspace (a ranking hint only)")
+	cmd.Flags().StringVar(&o.codegraphServer, "codegraph-server", "codegraph", "the name this host gave CodeGraph's own MCP server (named in every handoff as mcpServerHint)")
 	return cmd
 }
 
@@ -55,7 +58,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	if cfg.GBrain.Enabled {
 		recall = &lateRecall{}
 	}
-	f := newFrontend(cfg, o.workspace, logger, recall.orNil())
+	f := newFrontend(cfg, o.workspace, logger, recall.orNil(), o.codegraphServer)
 	var bg sync.WaitGroup
 	var gb *projection.Service
 	if cfg.HasRoots() {

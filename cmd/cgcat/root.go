@@ -121,9 +121,10 @@ func openCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ca
 }
 
 // newFrontend builds the frontend that the tools and the CLI twins share.
-// recall is GBrain recall (nil when GBrain is off).
-func newFrontend(cfg *config.Config, workspace string, log *slog.Logger, recall server.Recall) *server.Frontend {
-	return server.NewFrontend(server.Options{
+// recall is GBrain recall (nil when GBrain is off); codegraphServer names
+// the host's CodeGraph server in handoffs ("" for the default).
+func newFrontend(cfg *config.Config, workspace string, log *slog.Logger, recall server.Recall, codegraphServer string) *server.Frontend {
+	opts := server.Options{
 		Config:       cfg,
 		Workspace:    workspace,
 		Log:          log,
@@ -133,7 +134,9 @@ func newFrontend(cfg *config.Config, workspace string, log *slog.Logger, recall 
 		Open: func(ctx context.Context) (*catalog.Catalog, *catalog.Refresher, error) {
 			return openCatalog(ctx, cfg, log)
 		},
-	})
+	}
+	opts.CodeGraphServer = codegraphServer
+	return server.NewFrontend(opts)
 }
 
 func newLogger(w io.Writer) *slog.Logger {

@@ -306,7 +306,7 @@ func (s *Server) gemini(w http.ResponseWriter, body []byte, path string, stream 
 	}
 	s.record(t)
 	resp := map[string]any{
-		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
 		"modelVersion":  "gemini-2.5-flash",
 	}
