@@ -358,11 +358,23 @@ func TestInstallPrintAbsolutePaths(t *testing.T) {
 		`command = "`+cgcatBin(t)+`"`, `args = ["serve", "--config", "`+e.cfgPath+`"]`,
 		`"`+cgcatBin(t)+`",`, `"`+e.cfgPath+`"`)
 	mustNotContain(t, out, link, `"`+rel+`"`, "/ABS/")
-	// The OpenCode part is valid JSON by itself.
-	i := strings.Index(out, "{\n")
-	var v map[string]any
-	if err := json.Unmarshal([]byte(out[i:]), &v); err != nil {
-		t.Fatalf("OpenCode snippet is not JSON: %v\n%s", err, out[i:])
+	// The JSON parts are valid JSON by themselves: OpenCode, Claude Code,
+	// Gemini CLI.
+	mustContain(t, out, "// Claude Code: merge into", "// Gemini CLI: merge into", `"alwaysLoad": true`)
+	parts := 0
+	for _, chunk := range strings.Split(out, "\n\n") {
+		i := strings.Index(chunk, "{\n")
+		if i < 0 {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(chunk[i:]), &v); err != nil {
+			t.Fatalf("snippet is not JSON: %v\n%s", err, chunk[i:])
+		}
+		parts++
+	}
+	if parts != 3 {
+		t.Fatalf("%d JSON snippets, want 3:\n%s", parts, out)
 	}
 	for _, p := range []string{e.codexFile(), e.opencodeDir()} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {

@@ -143,3 +143,23 @@ func Snippets(e Entry) (codexTOML, opencodeJSON string) {
 	b.WriteString("\n  }\n}\n")
 	return codexTOML, b.String()
 }
+
+// Snippet returns the configuration fragment for one host (Hosts), with
+// the real absolute paths, for `cgcat install --print`.
+func Snippet(host string, e Entry) string {
+	e.Command = strings.ToValidUTF8(e.Command, "\uFFFD")
+	e.ConfigPath = strings.ToValidUTF8(e.ConfigPath, "\uFFFD")
+	codex, opencode := Snippets(e)
+	var fields []field
+	switch host {
+	case Codex:
+		return codex
+	case OpenCode:
+		return opencode
+	case Claude:
+		fields = claudeFields(e)
+	default:
+		fields = geminiFields(e)
+	}
+	return "{\n  \"mcpServers\": {\n    " + jsonString(e.Name) + ": " + renderObject(fields, "    ", "  ", "\n", true) + "\n  }\n}\n"
+}

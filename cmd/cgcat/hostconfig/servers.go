@@ -61,7 +61,7 @@ func ReadServers(host string, src []byte) ([]Server, error) {
 		}
 		key = codexServersKey
 	case OpenCode, Claude, Gemini:
-		std, err := hujson.Standardize(src)
+		std, err := hujson.Standardize(slices.Clone(src)) // it works in place
 		if err == nil {
 			err = json.Unmarshal(std, &doc)
 		}
