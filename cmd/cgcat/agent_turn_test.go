@@ -12,7 +12,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,8 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
+	"github.com/cgcat/cgcat/cmd/cgcat/hostlaunch"
 	"github.com/cgcat/cgcat/cmd/cgcat/internal/scriptedmodel"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // agentHost describes how one host is set up and run headless.
@@ -38,6 +38,9 @@ type agentHost struct {
 	// Tool names as this host shows them to the model.
 	catalogName, exploreName string
 	install                  installOptions
+	// needsAllow: the host ignores readOnlyHint, so a call needs the allow
+	// rule `cgcat install --allow-tools` writes (checked without it first).
+	needsAllow bool
 }
 
 // agentRun is one host in its private HOME.
@@ -150,20 +153,121 @@ env = { CODEGRAPH_TELEMETRY = "0", CODEGRAPH_NO_UPDATE_CHECK = "1", CODEGRAPH_NO
 				"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1")
 		},
 	},
+	{
+		host: hostClaude, bin: "claude",
+		catalogName: "mcp__codegraph-catalog__local_codegraph_projects",
+		exploreName: "mcp__codegraph__codegraph_explore",
+		install:     installOptions{allowTools: true},
+		needsAllow:  true,
+		userConfig: func(t *testing.T, r *agentRun) {
+			// What `codegraph install --target claude` writes: the server in
+			// .claude.json and an allow rule for all of its tools.
+			writeTestFile(t, filepath.Join(r.e.home, ".claude.json"), `{
+  "mcpServers": {
+    "codegraph": {
+      "type": "stdio",
+      "command": "codegraph",
+      "args": ["serve", "--mcp"],
+      "env": {"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"},
+      "alwaysLoad": true
+    }
+  }
+}`)
+			writeTestFile(t, filepath.Join(r.e.home, ".claude", "settings.json"), `{
+  "permissions": {
+    "allow": [
+      "mcp__codegraph__*"
+    ]
+  }
 }
+`)
+		},
+		command: func(r *agentRun, prompt string) ([]string, []string) {
+			return []string{"-p", prompt}, r.baseEnv("ANTHROPIC_BASE_URL="+r.model.URL, "ANTHROPIC_API_KEY=dummy",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+		},
+	},
+	{
+		host: hostGemini, bin: "gemini",
+		catalogName: "mcp_codegraph-catalog_local_codegraph_projects",
+		exploreName: "mcp_codegraph_codegraph_explore",
+		install:     installOptions{allowTools: true},
+		needsAllow:  true,
+		userConfig: func(t *testing.T, r *agentRun) {
+			// The user's own settings: the API key auth the scripted model
+			// needs, CodeGraph's entry as its installer writes it, and the
+			// user's own policy allowing CodeGraph's explore tool.
+			writeTestFile(t, filepath.Join(r.e.home, ".gemini", "settings.json"), `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "telemetry": {"enabled": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "mcpServers": {
+    "codegraph": {
+      "type": "stdio",
+      "command": "codegraph",
+      "args": ["serve", "--mcp"],
+      "env": {"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"}
+    }
+  }
+}
+`)
+			writeTestFile(t, filepath.Join(r.e.home, ".gemini", "policies", "codegraph.toml"), `[[rule]]
+mcpName = "codegraph"
+toolName = "codegraph_explore"
+decision = "allow"
+priority = 100
+`)
+		},
+		command: func(r *agentRun, prompt string) ([]string, []string) {
+			return []string{"-p", prompt, "--skip-trust", "-m", "gemini-2.5-flash"},
+				r.baseEnv("GOOGLE_GEMINI_BASE_URL="+r.model.URL, "GEMINI_API_KEY=dummy")
+		},
+	},
+}
+
+// memoryFile is where each host reads the project's agent instructions.
+var memoryFile = map[string]string{hostCodex: "AGENTS.md", hostOpenCode: "AGENTS.md", hostClaude: "CLAUDE.md", hostGemini: "GEMINI.md"}
 
 func TestAgentTurns(t *testing.T) {
 	p := e2eFixture(t)
+	// What cgcat itself publishes: each host must hand it to the model
+	// unchanged.
+	ours := publishedTools(t, p)
 	for _, h := range agentHosts {
 		t.Run(h.host, func(t *testing.T) {
 			bin := e2eTool(t, h.bin)
 			e2eTool(t, "codegraph")
-			runAgentHost(t, h, bin, p)
+			runAgentHost(t, h, bin, p, ours)
 		})
 	}
 }
 
-func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects) {
+// published is what cgcat serve tells a host: tool descriptions and the
+// server's instructions.
+type published struct {
+	descriptions map[string]string
+	instructions string
+}
+
+func publishedTools(t *testing.T, p *e2eProjects) published {
+	t.Helper()
+	l := hostlaunch.Launch{Command: cgcatBin(t), Args: []string{"serve", "--config", e2eConfig(t, p)}, Env: baseEnv(p.home), Timeout: 30 * time.Second}
+	hs, err := hostlaunch.Start(context.Background(), l, "cgcat-test", "1")
+	if err != nil {
+		t.Fatalf("cgcat serve: %v\n%s", err, hs.Stderr)
+	}
+	out := published{descriptions: map[string]string{}, instructions: hs.Instructions}
+	for name, tl := range hs.Tools {
+		out.descriptions[name] = tl.Description
+	}
+	if len(out.descriptions) != 2 || out.instructions == "" {
+		t.Fatalf("cgcat serve publishes %v and instructions %q", out.descriptions, out.instructions)
+	}
+	return out
+}
+
+func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects, ours published) {
 	e := newTestEnv(t)
 	e.cfgPath = e2eConfig(t, p)
 	model := scriptedmodel.Start()
@@ -173,9 +277,15 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects) {
 		os.MkdirAll(model.DumpDir, 0o755)
 	}
 	r := &agentRun{e: e, model: model, workspace: filepath.Join(e.base, "workspace-a"), npmBin: filepath.Dir(bin)}
-	if err := os.MkdirAll(r.workspace, 0o755); err != nil {
+	// The user's PATH finds codegraph (CodeGraph's installer writes a bare
+	// "codegraph"); install starts that entry to check it.
+	t.Setenv("PATH", r.npmBin+string(os.PathListSeparator)+envValue(origEnv, "PATH"))
+	// The user pasted `cgcat instructions` into the project's memory file.
+	instructions, err := hostconfig.Instructions("en")
+	if err != nil {
 		t.Fatal(err)
 	}
+	writeTestFile(t, filepath.Join(r.workspace, memoryFile[h.host]), "# Project A\n\n"+instructions)
 	// The catalog is there before the host starts (as after `cgcat scan`).
 	out, errOut, code := runCmd(func(out, errOut *bytes.Buffer) error {
 		return runScan(context.Background(), &globalOptions{configPath: e.cfgPath}, &scanOptions{}, out, errOut)
@@ -184,41 +294,132 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects) {
 		t.Fatalf("cgcat scan: exit %d\n%s%s", code, out, errOut)
 	}
 	h.userConfig(t, r)
-	out, errOut, code = e.install(t, h.host, h.install)
-	if code != 0 {
-		t.Fatalf("cgcat install %s: exit %d\n%s%s", h.host, code, out, errOut)
-	}
-	t.Logf("cgcat install %s:\n%s%s", h.host, out, errOut)
 
-	for _, step := range []struct {
+	steps := []struct {
 		name, query, code, has, hasNot, path string
 	}{
 		{"B", "@fruit/banana-sdk", "BananaOrdersClient createBananaOrder", "BananaOrdersClient", "CherryLedgerService", p.b},
 		{"C", "@fruit/cherry-ledger", "CherryLedgerService postCherryEntry", "CherryLedgerService", "BananaOrdersClient", p.c},
-	} {
-		model.Reset()
-		prompt := scriptedmodel.Prompt(step.query, step.code)
-		args, env := h.command(r, prompt)
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env, cmd.Dir = env, r.workspace
-		cmd.Stdin = nil
-		var stdout, stderr tailBuffer
-		stdout.max, stderr.max = 1<<20, 64<<10
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		cancel()
-		elapsed := time.Since(start)
-		turns := model.Turns()
-		if err != nil {
-			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, step.name, err, stdout.String(), stderr.String(), describeTurns(turns))
+	}
+	install := func(o installOptions) string {
+		t.Helper()
+		out, errOut, code := e.install(t, h.host, o)
+		if code != 0 {
+			t.Fatalf("cgcat install %s: exit %d\n%s%s", h.host, code, out, errOut)
 		}
+		// The user's CodeGraph entry was found, named and started.
+		mustContain(t, out, `CodeGraph: CodeGraph's MCP server "codegraph" (codegraph `, "offers codegraph_explore with projectPath")
+		return out
+	}
+	if h.needsAllow {
+		// Without --allow-tools the host cannot run our tools unattended:
+		// install says so and names the flag, and a real turn proves it.
+		out := install(installOptions{})
+		mustContain(t, out, "ignores readOnlyHint", "cgcat install "+h.host+" --allow-tools")
+		final, turns, _ := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(steps[0].query, steps[0].code))
+		if strings.Contains(final, scriptedmodel.Answer) {
+			t.Fatalf("%s ran cgcat's tool without the allow rule: the rule would not be needed\n%s", h.host, describeTurns(turns))
+		}
+		t.Logf("%s without the allow rule: %s", h.host, strings.TrimSpace(lastReply(turns)))
+	}
+	out = install(h.install)
+	t.Logf("cgcat install %s:\n%s", h.host, out)
+
+	for _, step := range steps {
+		final, turns, elapsed := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(step.query, step.code))
 		t.Logf("%s, project %s: one full turn in %s (%d model requests)", h.host, step.name, elapsed.Round(time.Millisecond), len(turns))
-		final := stdout.String()
 		if !strings.Contains(final, scriptedmodel.Answer+step.path) || !strings.Contains(final, step.has) || strings.Contains(final, step.hasNot) {
-			t.Fatalf("%s %s: the final answer does not quote CodeGraph on %s (%s, not %s)\nstdout:\n%s\nstderr:\n%s\nturns:\n%s\nunhandled: %v",
-				h.bin, step.name, step.path, step.has, step.hasNot, final, stderr.String(), describeTurns(turns), model.Unhandled())
+			t.Fatalf("%s %s: the final answer does not quote CodeGraph on %s (%s, not %s)\nstdout:\n%s\nturns:\n%s\nunhandled: %v",
+				h.bin, step.name, step.path, step.has, step.hasNot, final, describeTurns(turns), model.Unhandled())
+		}
+		checkWhatTheModelSaw(t, h, turns, ours, instructions, step.path)
+	}
+}
+
+// runAgentPrompt runs one headless prompt and returns the host's stdout and
+// the model requests it made.
+func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt string) (string, []scriptedmodel.Turn, time.Duration) {
+	t.Helper()
+	r.model.Reset()
+	args, env := h.command(r, prompt)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env, cmd.Dir = env, r.workspace
+	stdout, stderr := &hostlaunch.TailBuffer{Max: 1 << 20}, &hostlaunch.TailBuffer{Max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start)
+	turns := r.model.Turns()
+	if err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, err, stdout.String(), stderr.String(), describeTurns(turns))
+	}
+	return stdout.String(), turns, elapsed
+}
+
+func lastReply(turns []scriptedmodel.Turn) string {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Reply.Call == nil {
+			return turns[i].Reply.Text
+		}
+	}
+	return ""
+}
+
+// checkWhatTheModelSaw: our tools under the host's naming with our exact
+// descriptions, the server's instructions and `cgcat instructions` intact,
+// and a CodeGraph call carrying the path the catalog gave.
+func checkWhatTheModelSaw(t *testing.T, h agentHost, turns []scriptedmodel.Turn, ours published, instructions, path string) {
+	t.Helper()
+	var main []scriptedmodel.Turn
+	for _, tn := range turns {
+		if len(tn.Tools) > 0 {
+			main = append(main, tn)
+		}
+	}
+	if len(main) != 3 {
+		t.Fatalf("%s: %d model requests with tools, want 3 (catalog, explore, answer):\n%s", h.host, len(main), describeTurns(turns))
+	}
+	first := main[0]
+	names := map[string]scriptedmodel.Tool{}
+	for _, tl := range first.Tools {
+		names[tl.FullName()] = tl
+	}
+	for tool, desc := range ours.descriptions {
+		full := strings.TrimSuffix(h.catalogName, hostconfig.ToolProjects) + tool
+		got, ok := names[full]
+		if !ok {
+			t.Fatalf("%s: the model was not offered %s:\n%s", h.host, full, describeTurns(turns))
+		}
+		if got.Description != desc {
+			t.Fatalf("%s: the model got %s's description changed:\n got  %q\n want %q", h.host, full, got.Description, desc)
+		}
+		t.Logf("%s: %s as the model receives it: description %d bytes, input schema %d bytes", h.host, full, len(got.Description), len(got.Parameters))
+	}
+	if tl := main[0].Reply.Call; tl == nil || tl.Tool.FullName() != h.catalogName {
+		t.Fatalf("%s: the first call is not %s:\n%s", h.host, h.catalogName, describeTurns(turns))
+	}
+	// The hand-off hint reaches every model in the description itself.
+	mustContain(t, ours.descriptions[hostconfig.ToolProjects], "pass it unchanged as projectPath", "codegraph_explore")
+	if c := main[1].Reply.Call; c == nil || c.Tool.FullName() != h.exploreName || c.Args["projectPath"] != path {
+		t.Fatalf("%s: the second call is not %s with projectPath %s:\n%s", h.host, h.exploreName, path, describeTurns(turns))
+	}
+	for _, res := range main[2].Results {
+		if res.IsError {
+			t.Fatalf("%s: a tool call failed (approval?): %s", h.host, res.Text)
+		}
+	}
+	var context string
+	for _, tn := range main {
+		context += tn.System + "\n" + tn.Prompt + "\n"
+	}
+	if !strings.Contains(context, ours.instructions) {
+		t.Fatalf("%s: the model did not get cgcat's server instructions %q", h.host, ours.instructions)
+	}
+	for _, para := range strings.Split(strings.TrimSpace(instructions), "\n\n") {
+		if !strings.Contains(context, para) {
+			t.Fatalf("%s: the model did not get `cgcat instructions` from %s intact (%d bytes):\n%q", h.host, memoryFile[h.host], len(instructions), para)
 		}
 	}
 }
@@ -242,6 +443,3 @@ func describeTurns(turns []scriptedmodel.Turn) string {
 	}
 	return b.String()
 }
-
-var _ = json.Marshal
-var _ = mcp.LATEST_PROTOCOL_VERSION

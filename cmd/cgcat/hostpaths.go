@@ -139,4 +139,3 @@ func hostFile(host, project string) (path string, exists bool, err error) {
 	}
 	return "", false, serr
 }
-

@@ -7,7 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"

@@ -21,8 +21,11 @@ import (
 // Handshake is what a started server answered.
 type Handshake struct {
 	ServerName, ServerVersion, Protocol string
-	Tools                               map[string]mcp.Tool
-	Elapsed                             time.Duration
+	// Instructions is the server's usage text from initialize; hosts hand
+	// it to the model.
+	Instructions string
+	Tools        map[string]mcp.Tool
+	Elapsed      time.Duration
 	// Stderr is the tail of what the server wrote to stderr.
 	Stderr string
 }
@@ -68,6 +71,7 @@ func Start(ctx context.Context, l Launch, clientName, clientVersion string) (*Ha
 		return hs, stepError("initialize", err, l.Timeout, callCtx)
 	}
 	hs.ServerName, hs.ServerVersion, hs.Protocol = res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion
+	hs.Instructions = res.Instructions
 	list, err := c.ListTools(callCtx, mcp.ListToolsRequest{})
 	if err != nil {
 		hs.Stderr = tail.String()

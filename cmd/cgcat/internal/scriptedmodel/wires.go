@@ -25,6 +25,10 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) {
 		case "function":
 			t.Tools = append(t.Tools, Tool{Namespace: ns, Name: str(m, "name"), Description: str(m, "description"), Parameters: raw(m["parameters"])})
 		case "namespace":
+			// Codex puts an MCP server's instructions here.
+			if d := str(m, "description"); d != "" {
+				t.System += "\n" + d
+			}
 			for _, x := range toMaps(m["tools"]) {
 				addTool(str(m, "name"), x)
 			}
@@ -190,6 +194,12 @@ func (s *Server) messages(w http.ResponseWriter, body []byte) {
 	calls := map[string]string{}
 	var prompts []string
 	for _, m := range req.Messages {
+		if str(m, "role") == "system" {
+			// Claude Code 2.1.332 sends context (MCP server instructions
+			// among it) as system messages too.
+			t.System += "\n" + text(m["content"])
+			continue
+		}
 		content, isText := m["content"].(string)
 		if isText {
 			if str(m, "role") == "user" {
