@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/hostlaunch"
 	"github.com/cgcat/cgcat/server"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -111,7 +112,7 @@ func npmFailure(out string) string {
 		}
 	}
 	if len(keep) == 0 {
-		keep = lastLines(strings.TrimSpace(out), 3)
+		keep = hostlaunch.LastLines(strings.TrimSpace(out), 3)
 	}
 	return strings.Join(keep, "; ")
 }
@@ -252,7 +253,7 @@ func e2eConfig(t *testing.T, p *e2eProjects) string {
 type stdioServer struct {
 	c      *client.Client
 	cmd    *exec.Cmd
-	stderr *tailBuffer
+	stderr *hostlaunch.TailBuffer
 	cancel context.CancelFunc
 }
 
@@ -260,7 +261,7 @@ type stdioServer struct {
 // completes the initialize handshake.
 func startMCP(t *testing.T, dir string, env []string, command string, args ...string) *stdioServer {
 	t.Helper()
-	s := &stdioServer{stderr: &tailBuffer{max: 64 << 10}}
+	s := &stdioServer{stderr: &hostlaunch.TailBuffer{Max: 64 << 10}}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	tr := transport.NewStdioWithOptions(command, nil, args,
@@ -493,7 +494,7 @@ type appServer struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *tailBuffer
+	stderr *hostlaunch.TailBuffer
 	mu     sync.Mutex
 	nextID int
 	wait   map[int]chan rpcMessage
@@ -514,7 +515,7 @@ type rpcMessage struct {
 
 func startAppServer(t *testing.T, codex, dir string, env []string) *appServer {
 	t.Helper()
-	a := &appServer{t: t, stderr: &tailBuffer{max: 64 << 10}, wait: map[int]chan rpcMessage{}, notes: make(chan rpcMessage, 1024), done: make(chan struct{})}
+	a := &appServer{t: t, stderr: &hostlaunch.TailBuffer{Max: 64 << 10}, wait: map[int]chan rpcMessage{}, notes: make(chan rpcMessage, 1024), done: make(chan struct{})}
 	a.cmd = exec.Command(codex, "app-server")
 	a.cmd.Env, a.cmd.Dir, a.cmd.Stderr = env, dir, a.stderr
 	var err error

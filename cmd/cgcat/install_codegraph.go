@@ -31,21 +31,6 @@ func findNativeCodeGraph(host string, src []byte) (hostconfig.Server, bool) {
 	return hostconfig.FindCodeGraph(servers)
 }
 
-// codegraphAddCommand is how a person registers CodeGraph's MCP server in
-// host under the conventional name.
-func codegraphAddCommand(host string) string {
-	switch host {
-	case hostCodex:
-		return "codex mcp add codegraph -- codegraph serve --mcp"
-	case hostClaude:
-		return "claude mcp add --scope user codegraph -- codegraph serve --mcp"
-	case hostGemini:
-		return "gemini mcp add --scope user codegraph codegraph serve --mcp"
-	}
-	// CodeGraph 1.6.1's own installer writes OpenCode 2's "mcp.servers".
-	return `add "codegraph": {"type": "local", "command": ["codegraph", "serve", "--mcp"], "enabled": true} to the "mcp" object by hand`
-}
-
 // codegraphTimeout bounds starting CodeGraph's entry from install.
 const codegraphTimeout = 30 * time.Second
 
@@ -55,7 +40,7 @@ const codegraphTimeout = 30 * time.Second
 func reportNativeCodeGraph(ctx context.Context, host, file string, s hostconfig.Server, found, start bool, out io.Writer) {
 	if !found {
 		fmt.Fprintf(out, "warning: %s has no CodeGraph MCP server (codegraph serve --mcp): agents can find projects with cgcat but cannot read their code\n", local.Printable(file))
-		fmt.Fprintf(out, "  fix: %s (npm install -g %s first if needed), then run `cgcat install %s` again so cgcat names it\n", codegraphAddCommand(host), hostconfig.CodeGraphPackage, host)
+		fmt.Fprintf(out, "  fix: %s (npm install -g %s first if needed), then run `cgcat install %s` again so cgcat names it\n", hostconfig.CodeGraphAddCommand(host), hostconfig.CodeGraphPackage, host)
 		return
 	}
 	desc := fmt.Sprintf("CodeGraph's MCP server %q", s.Name)

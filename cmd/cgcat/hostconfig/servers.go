@@ -245,3 +245,18 @@ func CodeGraphServerOf(args []string) string {
 	}
 	return DefaultCodeGraphServer
 }
+
+// CodeGraphAddCommand is how a person registers CodeGraph's MCP server in
+// host under the conventional name.
+func CodeGraphAddCommand(host string) string {
+	switch host {
+	case Codex:
+		return "codex mcp add codegraph -- codegraph serve --mcp"
+	case Claude:
+		return "claude mcp add --scope user codegraph -- codegraph serve --mcp"
+	case Gemini:
+		return "gemini mcp add --scope user codegraph codegraph serve --mcp"
+	}
+	// CodeGraph 1.6.1's own installer writes OpenCode 2's "mcp.servers".
+	return `add "codegraph": {"type": "local", "command": ["codegraph", "serve", "--mcp"], "enabled": true} to the "mcp" object by hand`
+}
