@@ -324,6 +324,15 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects, ours pu
 	}
 	out = install(h.install)
 	t.Logf("cgcat install %s:\n%s", h.host, out)
+	// doctor, with the host's CLI on PATH, finds nothing wrong in this host:
+	// both entries start, CodeGraph takes projectPath, no call will ask.
+	dout, _, dcode := e.doctor(t, &globalOptions{configPath: e.cfgPath})
+	sec := doctorSection(dout, h.host)
+	if dcode != 0 || strings.Contains(sec, "✗") || strings.Contains(sec, "  ! ") {
+		t.Fatalf("doctor: exit %d\n%s", dcode, dout)
+	}
+	mustContain(t, sec, "· "+h.bin+" CLI: ", "✓ started as "+hostTitle(h.host)+" starts it: cgcat ",
+		`✓ CodeGraph's MCP server "codegraph": codegraph 1.6.1 starts and offers codegraph_explore with projectPath`, "✓ approval: ")
 
 	for _, step := range steps {
 		final, turns, elapsed := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(step.query, step.code))
@@ -356,6 +365,22 @@ func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt s
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, err, stdout.String(), stderr.String(), describeTurns(turns))
 	}
 	return stdout.String(), turns, elapsed
+}
+
+// doctorSection is one host's section of doctor's text report.
+func doctorSection(report, host string) string {
+	lines := strings.Split(report, "\n")
+	for i, l := range lines {
+		if l != host {
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && strings.HasPrefix(lines[j], " ") {
+			j++
+		}
+		return strings.Join(lines[i:j], "\n")
+	}
+	return ""
 }
 
 func lastReply(turns []scriptedmodel.Turn) string {
