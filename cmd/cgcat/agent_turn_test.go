@@ -317,8 +317,8 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects, ours pu
 		out := install(installOptions{})
 		mustContain(t, out, "ignores readOnlyHint", "cgcat install "+h.host+" --allow-tools")
 		final, turns, _ := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(steps[0].query, steps[0].code))
-		if strings.Contains(final, scriptedmodel.Answer) {
-			t.Fatalf("%s ran cgcat's tool without the allow rule: the rule would not be needed\n%s", h.host, describeTurns(turns))
+		if strings.Contains(final, scriptedmodel.Answer) || !refusedCatalog(turns) {
+			t.Fatalf("%s without the allow rule: the catalog call was neither refused nor hidden, so the rule would not be needed\n%s", h.host, describeTurns(turns))
 		}
 		t.Logf("%s without the allow rule: %s", h.host, strings.TrimSpace(lastReply(turns)))
 	}
@@ -365,6 +365,23 @@ func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt s
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, err, stdout.String(), stderr.String(), describeTurns(turns))
 	}
 	return stdout.String(), turns, elapsed
+}
+
+// refusedCatalog: the host refused the catalog call (Claude Code: an
+// error result) or did not offer the tool while offering CodeGraph's
+// (Gemini CLI -p).
+func refusedCatalog(turns []scriptedmodel.Turn) bool {
+	for _, tn := range turns {
+		for _, r := range tn.Results {
+			if strings.HasSuffix(r.Tool, hostconfig.ToolProjects) && r.IsError {
+				return true
+			}
+		}
+		if tn.ToolNamed(scriptedmodel.ExploreTool) != nil && tn.ToolNamed(hostconfig.ToolProjects) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // doctorSection is one host's section of doctor's text report.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 )
@@ -510,4 +511,41 @@ func TestCommandsRegistered(t *testing.T) {
 		}
 		mustContain(t, out.String(), "cgcat "+c)
 	}
+}
+
+// TestInstallNamesCodeGraphServer: when the host calls CodeGraph's server
+// "code-graph", the entry install writes passes that name, and the server
+// it starts names it in every handoff and in the text.
+func TestInstallNamesCodeGraphServer(t *testing.T) {
+	e := newTestEnv(t)
+	fakeProject(t, filepath.Join(e.root, "orders-sdk"), "@acme/orders-sdk")
+	e.writeConfig(t)
+	writeTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"), `{"mcpServers": {"code-graph": {"command": "/nowhere/codegraph", "args": ["serve", "--mcp"]}}}`)
+	out, errOut, code := e.install(t, hostGemini, installOptions{})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, out, `cgcat's answers name CodeGraph's MCP server "code-graph" (--codegraph-server code-graph)`,
+		`warning: CodeGraph's MCP server "code-graph" does not start`)
+	servers, err := hostconfig.ReadServers(hostGemini, []byte(readTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours hostconfig.Server
+	for _, s := range servers {
+		if s.Name == "codegraph-catalog" {
+			ours = s
+		}
+	}
+	if hostconfig.CodeGraphServerOf(ours.Args) != "code-graph" {
+		t.Fatalf("entry args %v", ours.Args)
+	}
+	// Start the entry as written and ask it for the project.
+	cg := startMCP(t, canonTemp(t), os.Environ(), ours.Command, ours.Args...)
+	res := cg.call(t, "local_codegraph_projects", map[string]any{"query": "@acme/orders-sdk"})
+	env := envelopeOf(t, res.StructuredContent)
+	if len(env.Projects) == 0 || env.Projects[0].Handoff == nil || env.Projects[0].Handoff.MCPServerHint != "code-graph" {
+		t.Fatalf("handoff does not name code-graph: %+v", env)
+	}
+	mustContain(t, resultText(res), `codegraph_explore (MCP server "code-graph")`)
 }

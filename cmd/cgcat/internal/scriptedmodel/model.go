@@ -85,6 +85,8 @@ func (t *Turn) ToolNamed(suffix string) *Tool {
 const (
 	catalogTool = "local_codegraph_projects"
 	exploreTool = "codegraph_explore"
+	// ExploreTool is CodeGraph's tool name without the host's prefix.
+	ExploreTool = exploreTool
 )
 
 // promptRE is how a test's prompt names the project and the code query.
