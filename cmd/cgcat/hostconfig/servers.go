@@ -3,7 +3,6 @@ package hostconfig
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -196,7 +195,7 @@ func IsCodeGraph(s Server) bool {
 	words := append([]string{s.Command}, s.Args...)
 	named := false
 	for _, w := range words {
-		base := strings.ToLower(filepath.Base(filepath.ToSlash(w)))
+		base := strings.ToLower(w[strings.LastIndexAny(w, `/\`)+1:]) // a Windows path too
 		base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
 		if base == "codegraph" || strings.Contains(w, CodeGraphPackage) {
 			named = true
