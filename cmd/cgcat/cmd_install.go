@@ -245,6 +245,13 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host s
 	}
 	// CodeGraph's own entry in the same file: its name goes into ours.
 	native, nativeFound := findNativeCodeGraph(host, before)
+	if !nativeFound && host == hostOpenCode && o.project != "" {
+		// A project file is merged over the global one: CodeGraph may be there.
+		if global, ok, _ := hostFile(host, ""); ok {
+			src, _ := os.ReadFile(global)
+			native, nativeFound = findNativeCodeGraph(host, src)
+		}
+	}
 	if nativeFound {
 		e.CodeGraphServer = native.Name
 	}
