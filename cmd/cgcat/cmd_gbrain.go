@@ -489,14 +489,14 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 		c := warnf("look at the pages in GBrain; delete a page (or restore cgcat's version) and run `cgcat gbrain sync --full` to write the card again",
 			"GBrain conflicts: %d cards were edited in GBrain and are not overwritten", n)
 		for _, x := range st.Conflicts {
-			c.notes = append(c.notes, x.Slug+": "+x.Why)
+			c.Notes = append(c.Notes, x.Slug+": "+x.Why)
 		}
 		cs = append(cs, c)
 	}
 	if n := len(st.Failed); n > 0 {
 		c := warnf("", "GBrain refused %d cards", n)
 		for _, x := range st.Failed {
-			c.notes = append(c.notes, x.Slug+": "+x.Why)
+			c.Notes = append(c.Notes, x.Slug+": "+x.Why)
 		}
 		cs = append(cs, c)
 	}

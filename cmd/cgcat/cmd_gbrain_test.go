@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
 	"github.com/cgcat/cgcat/local"
@@ -140,7 +141,7 @@ func TestGBrainDisabledSaysHowToEnable(t *testing.T) {
 	}
 	mustContain(t, out, "GBrain: off", "gbrain sources add")
 	cfg, _ := config.Load(e.cfgPath)
-	if cs := gbrainDoctorChecks(context.Background(), cfg); len(cs) != 1 || cs[0].status != checkInfo {
+	if cs := gbrainDoctorChecks(context.Background(), cfg); len(cs) != 1 || cs[0].Status != doctor.Info {
 		t.Fatalf("doctor with GBrain off: %+v", cs)
 	}
 }
@@ -210,11 +211,11 @@ func TestGBrainSyncDryRunStatusConflictsOrphans(t *testing.T) {
 	var fails, warns int
 	var all []string
 	for _, c := range gbrainDoctorChecks(context.Background(), cfg) {
-		all = append(all, c.what)
-		switch c.status {
-		case checkFail:
+		all = append(all, c.What)
+		switch c.Status {
+		case doctor.Fail:
 			fails++
-		case checkWarn:
+		case doctor.Warn:
 			warns++
 		}
 	}
@@ -236,7 +237,7 @@ func TestGBrainSyncWithGBrainDownKeepsTheOutbox(t *testing.T) {
 		t.Fatalf("status with GBrain down: %+v", s)
 	}
 	cfg, _ := config.Load(e.cfgPath)
-	if cs := gbrainDoctorChecks(context.Background(), cfg); cs[0].status != checkFail {
+	if cs := gbrainDoctorChecks(context.Background(), cfg); cs[0].Status != doctor.Fail {
 		t.Fatalf("doctor with GBrain down: %+v", cs)
 	}
 }

@@ -12,14 +12,17 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/spf13/cobra"
 )
 
 // Host names accepted by install, uninstall and doctor.
 const (
-	hostCodex    = "codex"
-	hostOpenCode = "opencode"
+	hostCodex    = hostconfig.Codex
+	hostOpenCode = hostconfig.OpenCode
+	hostClaude   = hostconfig.Claude
+	hostGemini   = hostconfig.Gemini
 )
 
 type installOptions struct {
@@ -28,6 +31,9 @@ type installOptions struct {
 	print   bool
 	force   bool
 	project string
+	// allowTools also writes the narrowest allow rule for our two tools
+	// (Claude Code and Gemini CLI, which ignore readOnlyHint).
+	allowTools bool
 	// executable is the cgcat command written into the host entry; empty
 	// means the running binary. Tests set it to a freshly built cgcat.
 	executable string
@@ -38,22 +44,35 @@ type installOptions struct {
 func newInstallCommand(g *globalOptions) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "install codex|opencode",
-		Short: "Add cgcat's MCP server entry to Codex or OpenCode (backup first; --dry-run shows the diff)",
+		Use:   "install codex|opencode|claude|gemini",
+		Short: "Add cgcat's MCP server entry to Codex, OpenCode, Claude Code or Gemini CLI (backup first; --dry-run shows the diff)",
 		Long: `Add (or update) only cgcat's own MCP server entry in the host's user configuration:
 
   codex     $CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]
   opencode  the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode
             (default ~/.config/opencode), or in --project DIR: mcp.NAME
+  claude    Claude Code's user MCP servers: ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json),
+            mcpServers.NAME, as "claude mcp add --scope user" writes it
+  gemini    Gemini CLI's ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini): mcpServers.NAME
 
 The entry starts this cgcat binary by its absolute path with "serve --config ABS",
 where ABS is the config file in use (--config, $CGCAT_CONFIG or the default); the
-config file must exist. Comments, other servers and settings are kept; a timestamped
-backup is written first and the file is replaced atomically. An existing entry with
-different settings is shown and replaced only with --force.
+config file must exist. When the host already has CodeGraph's own MCP server
+(codegraph serve --mcp) under another name than "codegraph", the entry also passes
+"--codegraph-server NAME" so answers name the server the agent can call; install
+starts CodeGraph's entry and checks that it offers codegraph_explore with projectPath.
+Comments, other servers and settings are kept; a timestamped backup is written first
+and the file is replaced atomically. An existing entry with different settings is
+shown and replaced only with --force.
 
---print prints both snippets (or the named host's) with the real absolute paths,
-for merging by hand, and writes nothing.`,
+Claude Code and Gemini CLI ignore the tools' readOnlyHint and ask before every call
+(in "claude -p" and "gemini -p" the call is refused or the tools are not offered).
+--allow-tools also writes the narrowest rule that lets them run exactly cgcat's two
+tools: Claude Code's permissions.allow in its settings.json, Gemini CLI's policy file
+policies/cgcat-NAME.toml. It is never written without the flag.
+
+--print prints the snippets (all hosts, or the named one) with the real absolute
+paths, for merging by hand, and writes nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host := ""
@@ -69,15 +88,16 @@ for merging by hand, and writes nothing.`,
 	f.BoolVar(&o.print, "print", false, "print the configuration snippets with real absolute paths and write nothing")
 	f.BoolVar(&o.force, "force", false, "replace an existing entry of the same name that has different settings")
 	f.StringVar(&o.project, "project", "", "opencode only: edit DIR/opencode.json(c) instead of the global file")
+	f.BoolVar(&o.allowTools, "allow-tools", false, "claude and gemini only: also allow exactly cgcat's two tools, so the host runs them without asking")
 	return cmd
 }
 
 func newUninstallCommand(g *globalOptions) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "uninstall codex|opencode",
-		Short: "Remove cgcat's MCP server entry from Codex or OpenCode (backup first)",
-		Long:  "Remove only the entry named --name (default codegraph-catalog) from the host's configuration file, after a timestamped backup. Everything else in the file is kept byte for byte.",
+		Use:   "uninstall codex|opencode|claude|gemini",
+		Short: "Remove cgcat's MCP server entry from Codex, OpenCode, Claude Code or Gemini CLI (backup first)",
+		Long:  "Remove only the entry named --name (default codegraph-catalog) from the host's configuration file, after a timestamped backup, and the allow rule --allow-tools wrote (Claude Code's two permissions.allow entries, Gemini CLI's policy file). Everything else in the file is kept byte for byte.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUninstall(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -92,102 +112,33 @@ func newUninstallCommand(g *globalOptions) *cobra.Command {
 
 // hostTitle is the host's display name.
 func hostTitle(host string) string {
-	if host == hostCodex {
+	switch host {
+	case hostCodex:
 		return "Codex"
+	case hostClaude:
+		return "Claude Code"
+	case hostGemini:
+		return "Gemini CLI"
 	}
 	return "OpenCode"
 }
 
 func checkHost(host string, o *installOptions) error {
 	switch host {
-	case hostCodex:
+	case hostCodex, hostClaude, hostGemini:
 		if o.project != "" {
-			return &exitError{code: 2, err: errors.New("--project is for opencode only: cgcat writes Codex's user config ($CODEX_HOME/config.toml)")}
+			return &exitError{code: 2, err: fmt.Errorf("--project is for opencode only: cgcat writes %s's user config", hostTitle(host))}
 		}
 	case hostOpenCode:
 	case "":
-		return &exitError{code: 2, err: errors.New("name the host: codex or opencode")}
+		return &exitError{code: 2, err: errors.New("name the host: codex, opencode, claude or gemini")}
 	default:
-		return &exitError{code: 2, err: fmt.Errorf("unknown host %q: use codex or opencode", host)}
+		return &exitError{code: 2, err: fmt.Errorf("unknown host %q: use codex, opencode, claude or gemini", host)}
+	}
+	if o.allowTools && (host == hostCodex || host == hostOpenCode) {
+		return &exitError{code: 2, err: fmt.Errorf("--allow-tools is for claude and gemini: %s", promptPolicy(host))}
 	}
 	return nil
-}
-
-// codexConfigFile is $CODEX_HOME/config.toml, else ~/.codex/config.toml.
-func codexConfigFile() (string, error) {
-	home := os.Getenv("CODEX_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find the Codex config: no $CODEX_HOME and no home directory (%v)", err)
-		}
-		home = filepath.Join(h, ".codex")
-	}
-	home, err := filepath.Abs(home)
-	if err != nil {
-		return "", err
-	}
-	return hostconfig.CodexPath(home), nil
-}
-
-// opencodeConfigDir is the directory whose opencode.json(c) we edit: the
-// project directory when given, else $XDG_CONFIG_HOME/opencode, else
-// ~/.config/opencode.
-func opencodeConfigDir(project string) (string, error) {
-	if project != "" {
-		abs, err := filepath.Abs(project)
-		if err != nil {
-			return "", err
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return "", fmt.Errorf("--project %s: %w", abs, errors.Unwrap(err))
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("--project %s is not a directory", abs)
-		}
-		return abs, nil
-	}
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "opencode"), nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the OpenCode config: no $XDG_CONFIG_HOME and no home directory (%v)", err)
-	}
-	return filepath.Join(h, ".config", "opencode"), nil
-}
-
-// hostFile returns the file to edit for host and whether it exists. For
-// OpenCode a missing file means opencode.json in the config directory.
-func hostFile(host, project string) (path string, exists bool, err error) {
-	if host == hostCodex {
-		path, err = codexConfigFile()
-	} else {
-		var dir string
-		dir, err = opencodeConfigDir(project)
-		if err != nil {
-			return "", false, err
-		}
-		path, err = hostconfig.FindOpenCode(dir)
-		if err != nil {
-			return "", false, err
-		}
-		if path == "" {
-			path = filepath.Join(dir, hostconfig.OpenCodeJSON)
-		}
-	}
-	if err != nil {
-		return "", false, err
-	}
-	_, serr := os.Stat(path)
-	switch {
-	case serr == nil:
-		return path, true, nil
-	case errors.Is(serr, fs.ErrNotExist):
-		return path, false, nil
-	}
-	return "", false, serr
 }
 
 // cgcatExecutable is the absolute path of the running cgcat binary with
@@ -240,7 +191,20 @@ func installConfigPath(g *globalOptions) (path string, cfg *config.Config, err e
 	return path, cfg, nil
 }
 
-func runInstall(_ context.Context, g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
+// hostEdits are a host's pure edit functions.
+func hostEdits(host string) (upsert func([]byte, hostconfig.Entry, bool) ([]byte, bool, error), remove func([]byte, string) ([]byte, bool, error)) {
+	switch host {
+	case hostCodex:
+		return hostconfig.UpsertCodex, hostconfig.RemoveCodex
+	case hostClaude:
+		return hostconfig.UpsertClaude, hostconfig.RemoveClaude
+	case hostGemini:
+		return hostconfig.UpsertGemini, hostconfig.RemoveGemini
+	}
+	return hostconfig.UpsertOpenCode, hostconfig.RemoveOpenCode
+}
+
+func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
 	if o.print {
 		return runInstallPrint(g, o, host, out, errOut)
 	}
@@ -252,10 +216,10 @@ func runInstall(_ context.Context, g *globalOptions, o *installOptions, host str
 		return err
 	}
 	if g.dataDir != "" {
-		fmt.Fprintf(errOut, "cgcat: warning: --data-dir is not written into the host entry; the host's cgcat uses dataDir from %s (%s)\n", cfgPath, cfg.DataDir)
+		fmt.Fprintf(errOut, "cgcat: warning: --data-dir is not written into the host entry; the host's cgcat uses dataDir from %s (%s)\n", local.Printable(cfgPath), local.Printable(cfg.DataDir))
 	}
 	if !cfg.HasRoots() {
-		fmt.Fprintf(errOut, "cgcat: warning: %s has no discovery roots, so the tools will answer setup_required until you add some\n", cfgPath)
+		fmt.Fprintf(errOut, "cgcat: warning: %s has no discovery roots, so the tools will answer setup_required until you add some\n", local.Printable(cfgPath))
 	}
 	exe, err := cgcatExecutable(o.executable)
 	if err != nil {
@@ -267,9 +231,10 @@ func runInstall(_ context.Context, g *globalOptions, o *installOptions, host str
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
+	shown := local.Printable(path)
 	if host == hostOpenCode && o.project == "" {
 		if oc := os.Getenv("OPENCODE_CONFIG"); oc != "" {
-			fmt.Fprintf(errOut, "cgcat: note: $OPENCODE_CONFIG is set (%s); OpenCode merges that file too, cgcat edits %s\n", oc, path)
+			fmt.Fprintf(errOut, "cgcat: note: $OPENCODE_CONFIG is set (%s); OpenCode merges that file too, cgcat edits %s\n", local.Printable(oc), shown)
 		}
 	}
 	var before []byte
@@ -278,47 +243,65 @@ func runInstall(_ context.Context, g *globalOptions, o *installOptions, host str
 			return &exitError{code: 1, err: err}
 		}
 	}
-	upsert := hostconfig.UpsertCodex
-	if host == hostOpenCode {
-		upsert = hostconfig.UpsertOpenCode
+	// CodeGraph's own entry in the same file: its name goes into ours.
+	native, nativeFound := findNativeCodeGraph(host, before)
+	if !nativeFound && host == hostOpenCode && o.project != "" {
+		// A project file is merged over the global one: CodeGraph may be there.
+		if global, ok, _ := hostFile(host, ""); ok {
+			src, _ := os.ReadFile(global)
+			native, nativeFound = findNativeCodeGraph(host, src)
+		}
 	}
+	if nativeFound {
+		e.CodeGraphServer = native.Name
+	}
+	upsert, _ := hostEdits(host)
 	after, changed, err := upsert(before, e, o.force)
 	var conflict *hostconfig.ConflictError
 	if errors.As(err, &conflict) && o.dryRun {
 		// Show what --force would do, and say that it needs --force.
 		fmt.Fprintf(out, "%s already has an MCP server named %q with different settings:\n%s\n\n",
-			path, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
+			shown, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
 		forced, _, ferr := upsert(before, e, true)
 		if ferr != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, ferr)}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, ferr)}
 		}
 		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, forced))
 		fmt.Fprintln(out, "dry run: nothing was written; rerun with --force (and without --dry-run) to replace the entry as shown")
 		return nil
 	}
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, err)}
-	}
-	if !changed {
-		fmt.Fprintf(out, "%s already has MCP server %q with exactly these settings; nothing to do\n  command: %s\n", path, o.name, commandLine(e))
-		return nil
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, err)}
 	}
 	if !exists {
 		before = nil
 	}
-	if o.dryRun {
+	switch {
+	case !changed:
+		fmt.Fprintf(out, "%s already has MCP server %q with exactly these settings; nothing to do\n  command: %s\n", shown, o.name, commandLine(e))
+	case o.dryRun:
 		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
-		fmt.Fprintln(out, "dry run: nothing was written")
-		return nil
+	default:
+		backup, err := writeHostFile(host, path, after, o)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		fmt.Fprintf(out, "installed MCP server %q into %s\n", o.name, shown)
+		fmt.Fprintf(out, "  command: %s\n", commandLine(e))
+		printBackup(out, backup)
 	}
-	backup, err := writeHostFile(host, path, after, o)
+	allowChanged, err := installAllowRules(host, o, out)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	fmt.Fprintf(out, "installed MCP server %q into %s\n", o.name, path)
-	fmt.Fprintf(out, "  command: %s\n", commandLine(e))
-	printBackup(out, backup)
-	fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", hostTitle(host))
+	reportNativeCodeGraph(ctx, host, path, native, nativeFound, !o.dryRun, out)
+	if o.dryRun {
+		fmt.Fprintln(out, "dry run: nothing was written")
+		return nil
+	}
+	if changed || allowChanged {
+		fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", hostTitle(host))
+	}
 	return nil
 }
 
@@ -330,38 +313,46 @@ func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host s
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
+	shown := local.Printable(path)
+	changed := false
 	if !exists {
-		fmt.Fprintf(out, "%s does not exist; nothing to remove\n", path)
-		return nil
+		fmt.Fprintf(out, "%s does not exist; nothing to remove\n", shown)
+	} else {
+		before, err := os.ReadFile(path)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		_, remove := hostEdits(host)
+		after, ch, err := remove(before, o.name)
+		if err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, err)}
+		}
+		changed = ch
+		switch {
+		case !changed:
+			fmt.Fprintf(out, "%s has no MCP server named %q; nothing to remove\n", shown, o.name)
+		case o.dryRun:
+			fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
+		default:
+			backup, err := writeHostFile(host, path, after, o)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(out, "removed MCP server %q from %s\n", o.name, shown)
+			printBackup(out, backup)
+		}
 	}
-	before, err := os.ReadFile(path)
+	allowChanged, err := uninstallAllowRules(host, o, out)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	remove := hostconfig.RemoveCodex
-	if host == hostOpenCode {
-		remove = hostconfig.RemoveOpenCode
-	}
-	after, changed, err := remove(before, o.name)
-	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %w", path, err)}
-	}
-	if !changed {
-		fmt.Fprintf(out, "%s has no MCP server named %q; nothing to remove\n", path, o.name)
-		return nil
-	}
 	if o.dryRun {
-		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
 		fmt.Fprintln(out, "dry run: nothing was written")
 		return nil
 	}
-	backup, err := writeHostFile(host, path, after, o)
-	if err != nil {
-		return &exitError{code: 1, err: err}
+	if changed || allowChanged {
+		fmt.Fprintf(out, "next: restart %s and start a new session\n", hostTitle(host))
 	}
-	fmt.Fprintf(out, "removed MCP server %q from %s\n", o.name, path)
-	printBackup(out, backup)
-	fmt.Fprintf(out, "next: restart %s and start a new session\n", hostTitle(host))
 	return nil
 }
 
@@ -371,8 +362,8 @@ func writeHostFile(host, path string, data []byte, o *installOptions) (backup st
 	dir := filepath.Dir(path)
 	if o.project == "" {
 		perm := fs.FileMode(0o755)
-		if host == hostCodex {
-			perm = 0o700 // Codex keeps credentials next to its config
+		if host != hostOpenCode {
+			perm = 0o700 // Codex, Claude Code and Gemini CLI keep credentials there
 		}
 		if err := os.MkdirAll(dir, perm); err != nil {
 			return "", fmt.Errorf("create %s: %w", dir, err)
@@ -450,23 +441,26 @@ func runInstallPrint(g *globalOptions, o *installOptions, host string, out, errO
 		return &exitError{code: 1, err: err}
 	}
 	e := hostconfig.Entry{Name: o.name, Command: exe, ConfigPath: cfgPath}
-	codex, opencode := hostconfig.Snippets(e)
-	if host == "" || host == hostCodex {
-		where := "$CODEX_HOME/config.toml"
-		if p, err := codexConfigFile(); err == nil {
-			where = p
+	for i, h := range hostconfig.Hosts {
+		if host != "" && h != host {
+			continue
 		}
-		fmt.Fprintf(out, "# Codex: add to %s (or run `cgcat install codex`)\n%s", where, codex)
-	}
-	if host == "" {
-		fmt.Fprintln(out)
-	}
-	if host == "" || host == hostOpenCode {
-		where := "opencode.json"
-		if p, _, err := hostFile(hostOpenCode, o.project); err == nil {
-			where = p
+		if i > 0 && host == "" {
+			fmt.Fprintln(out)
 		}
-		fmt.Fprintf(out, "// OpenCode: merge into the \"mcp\" object of %s (or run `cgcat install opencode`)\n%s", where, opencode)
+		where := "its config file"
+		if p, _, err := hostFile(h, o.project); err == nil {
+			where = local.Printable(p)
+		}
+		switch h {
+		case hostCodex:
+			fmt.Fprintf(out, "# Codex: add to %s (or run `cgcat install codex`)\n", where)
+		case hostOpenCode:
+			fmt.Fprintf(out, "// OpenCode: merge into the \"mcp\" object of %s (or run `cgcat install opencode`)\n", where)
+		default:
+			fmt.Fprintf(out, "// %s: merge into the \"mcpServers\" object of %s (or run `cgcat install %s`)\n", hostTitle(h), where, h)
+		}
+		fmt.Fprint(out, hostconfig.Snippet(h, e))
 	}
 	return nil
 }

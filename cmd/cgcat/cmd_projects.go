@@ -53,7 +53,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)
+	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
 	if err := f.Ready(ctx); err != nil {
 		return err
 	}

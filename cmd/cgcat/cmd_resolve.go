@@ -43,7 +43,7 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil)
+	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
 	e, err := f.Resolve(ctx, a)
 	if err != nil {
 		return err

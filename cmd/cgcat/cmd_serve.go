@@ -20,6 +20,8 @@ import (
 
 type serveOptions struct {
 	workspace string
+	// codegraphServer is the name the host gave CodeGraph's MCP server.
+	codegraphServer string
 }
 
 func newServeCommand(g *globalOptions) *cobra.Command {
@@ -34,6 +36,7 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "absolute path of the primary workspace (a ranking hint only)")
+	cmd.Flags().StringVar(&o.codegraphServer, "codegraph-server", "codegraph", "the name this host gave CodeGraph's own MCP server (named in every handoff as mcpServerHint)")
 	return cmd
 }
 
@@ -62,7 +65,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	if cfg != nil && cfg.GBrain.Enabled {
 		recall = &lateRecall{}
 	}
-	f := newFrontend(live, o.workspace, logger, recall.orNil())
+	f := newFrontend(live, o.workspace, logger, recall.orNil(), o.codegraphServer)
 	var bg sync.WaitGroup
 	var gb *projection.Service
 	if cfg != nil && cfg.HasRoots() {

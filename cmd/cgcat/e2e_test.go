@@ -1,19 +1,16 @@
 package main
 
-// Real end-to-end tests (seed 13.2, R34): the real CodeGraph, Codex and
-// OpenCode from npm, driven headless, with the real cgcat binary.
+// Real end-to-end tests (seed 13.2, R34): the real CodeGraph and the real
+// hosts from npm, driven headless, with the real cgcat binary.
 //
 //   - TestE2ECodeGraphHandoff: cgcat finds B, C and a nested D; each
 //     projectPath it returns, handed to the real codegraph_explore from one
 //     neutral working directory, answers with that project's own symbols;
 //     and cgcat never returns a subdirectory (which CodeGraph would silently
 //     answer from the parent's index).
-//   - TestE2ECodex: `codex app-server` with the config `cgcat install codex`
-//     wrote lists our tools (readOnlyHint) and calls them, then calls
-//     codegraph_explore with the returned path, all through Codex.
-//   - TestE2EOpenCode: `opencode mcp list` with the file `cgcat install
-//     opencode` wrote shows our server connected; doctor reads both host
-//     versions.
+//   - TestAgentTurns (agent_turn_test.go): Codex, OpenCode, Claude Code and
+//     Gemini CLI each run a real prompt against a scripted model, through
+//     the entry `cgcat install` wrote, to the real codegraph_explore.
 //
 // The tools come from the npm prefix $CGCAT_E2E_NPM_PREFIX (default
 // <repo>/.cache/npm, installed by .ci/run). When they are missing the test
@@ -21,22 +18,20 @@ package main
 // missing. -short skips these tests.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/hostlaunch"
 	"github.com/cgcat/cgcat/server"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -45,7 +40,8 @@ import (
 
 // The npm packages the end-to-end tests use, pinned to the versions the
 // protocols below were measured with.
-var e2ePackages = []string{"@colbymchenry/codegraph@1.6.1", "@openai/codex@0.171.0", "opencode-ai@1.18.33"}
+var e2ePackages = []string{"@colbymchenry/codegraph@1.6.1", "@openai/codex@0.171.0", "opencode-ai@1.18.33",
+	"@anthropic-ai/claude-code@2.1.332", "@google/gemini-cli@0.61.0"}
 
 // codegraphEnv keeps CodeGraph quiet and in-process.
 var codegraphEnv = []string{"CODEGRAPH_TELEMETRY=0", "CODEGRAPH_NO_UPDATE_CHECK=1", "CODEGRAPH_NO_DAEMON=1"}
@@ -66,7 +62,8 @@ func npmPrefix() string {
 }
 
 // e2eTool returns the path of an npm-installed command (codegraph, codex,
-// opencode), installing the packages once if needed, or skips the test.
+// opencode, claude, gemini), installing the packages once if needed, or
+// skips the test.
 func e2eTool(t *testing.T, name string) string {
 	t.Helper()
 	if testing.Short() {
@@ -111,7 +108,7 @@ func npmFailure(out string) string {
 		}
 	}
 	if len(keep) == 0 {
-		keep = lastLines(strings.TrimSpace(out), 3)
+		keep = hostlaunch.LastLines(strings.TrimSpace(out), 3)
 	}
 	return strings.Join(keep, "; ")
 }
@@ -252,7 +249,7 @@ func e2eConfig(t *testing.T, p *e2eProjects) string {
 type stdioServer struct {
 	c      *client.Client
 	cmd    *exec.Cmd
-	stderr *tailBuffer
+	stderr *hostlaunch.TailBuffer
 	cancel context.CancelFunc
 }
 
@@ -260,7 +257,7 @@ type stdioServer struct {
 // completes the initialize handshake.
 func startMCP(t *testing.T, dir string, env []string, command string, args ...string) *stdioServer {
 	t.Helper()
-	s := &stdioServer{stderr: &tailBuffer{max: 64 << 10}}
+	s := &stdioServer{stderr: &hostlaunch.TailBuffer{Max: 64 << 10}}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	tr := transport.NewStdioWithOptions(command, nil, args,
@@ -483,407 +480,4 @@ func childPIDs(pid int) []string {
 		kids = append(kids, strings.Fields(string(b))...)
 	}
 	return kids
-}
-
-// ---- Codex: codex app-server over stdio ---------------------------------
-
-// appServer speaks Codex's app-server protocol: JSON-RPC 2.0 messages, one
-// per line, without the "jsonrpc" member.
-type appServer struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *tailBuffer
-	mu     sync.Mutex
-	nextID int
-	wait   map[int]chan rpcMessage
-	notes  chan rpcMessage
-	done   chan struct{}
-}
-
-type rpcMessage struct {
-	ID     *int            `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
-
-func startAppServer(t *testing.T, codex, dir string, env []string) *appServer {
-	t.Helper()
-	a := &appServer{t: t, stderr: &tailBuffer{max: 64 << 10}, wait: map[int]chan rpcMessage{}, notes: make(chan rpcMessage, 1024), done: make(chan struct{})}
-	a.cmd = exec.Command(codex, "app-server")
-	a.cmd.Env, a.cmd.Dir, a.cmd.Stderr = env, dir, a.stderr
-	var err error
-	if a.stdin, err = a.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := a.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = a.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = a.stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = a.cmd.Process.Kill()
-			<-exited
-		}
-	})
-	go a.read(out)
-	return a
-}
-
-func (a *appServer) read(r io.Reader) {
-	defer close(a.done)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var m rpcMessage
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			continue
-		}
-		switch {
-		case m.ID != nil && m.Method == "":
-			a.mu.Lock()
-			ch := a.wait[*m.ID]
-			delete(a.wait, *m.ID)
-			a.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		case m.ID != nil:
-			// A request from the server (an approval, an elicitation): we
-			// never grant anything.
-			_ = a.send(map[string]any{"id": *m.ID, "error": map[string]any{"code": -32601, "message": "not supported by this test client"}})
-		default:
-			select {
-			case a.notes <- m:
-			default:
-			}
-		}
-	}
-}
-
-func (a *appServer) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, err = a.stdin.Write(append(b, '\n'))
-	return err
-}
-
-func (a *appServer) call(method string, params any, timeout time.Duration) json.RawMessage {
-	a.t.Helper()
-	a.mu.Lock()
-	a.nextID++
-	id := a.nextID
-	ch := make(chan rpcMessage, 1)
-	a.wait[id] = ch
-	a.mu.Unlock()
-	if err := a.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
-		a.t.Fatalf("%s: %v", method, err)
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			a.t.Fatalf("%s: error %d %s\nstderr:\n%s", method, m.Error.Code, m.Error.Message, a.stderr.String())
-		}
-		return m.Result
-	case <-a.done:
-		a.t.Fatalf("%s: codex app-server exited\nstderr:\n%s", method, a.stderr.String())
-	case <-time.After(timeout):
-		a.t.Fatalf("%s: no answer within %s\nstderr:\n%s", method, timeout, a.stderr.String())
-	}
-	return nil
-}
-
-// waitReady waits for mcpServer/startupStatus/updated "ready" of every name.
-func (a *appServer) waitReady(names []string, timeout time.Duration) {
-	a.t.Helper()
-	left := slices.Clone(names)
-	deadline := time.After(timeout)
-	for len(left) > 0 {
-		select {
-		case m := <-a.notes:
-			if m.Method != "mcpServer/startupStatus/updated" {
-				continue
-			}
-			var st struct {
-				Name   string  `json:"name"`
-				Status string  `json:"status"`
-				Error  *string `json:"error"`
-			}
-			_ = json.Unmarshal(m.Params, &st)
-			switch st.Status {
-			case "ready":
-				left = slices.DeleteFunc(left, func(n string) bool { return n == st.Name })
-			case "failed", "cancelled":
-				if slices.Contains(names, st.Name) {
-					msg := ""
-					if st.Error != nil {
-						msg = *st.Error
-					}
-					a.t.Fatalf("Codex could not start MCP server %s: %s %s\nstderr:\n%s", st.Name, st.Status, msg, a.stderr.String())
-				}
-			}
-		case <-a.done:
-			a.t.Fatalf("codex app-server exited\nstderr:\n%s", a.stderr.String())
-		case <-deadline:
-			a.t.Fatalf("MCP servers %v not ready within %s\nstderr:\n%s", left, timeout, a.stderr.String())
-		}
-	}
-}
-
-type codexToolResult struct {
-	Content           []map[string]any `json:"content"`
-	StructuredContent json.RawMessage  `json:"structuredContent"`
-	IsError           bool             `json:"isError"`
-}
-
-func (r codexToolResult) text() string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if s, ok := c["text"].(string); ok {
-			b.WriteString(s)
-		}
-	}
-	return b.String()
-}
-
-func (a *appServer) toolCall(thread, srv, tool string, args map[string]any) codexToolResult {
-	a.t.Helper()
-	raw := a.call("mcpServer/tool/call", map[string]any{"threadId": thread, "server": srv, "tool": tool, "arguments": args}, 90*time.Second)
-	var r codexToolResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		a.t.Fatalf("mcpServer/tool/call %s: %v\n%s", tool, err, raw)
-	}
-	if r.IsError {
-		a.t.Fatalf("mcpServer/tool/call %s %v: tool error: %s", tool, args, r.text())
-	}
-	return r
-}
-
-func TestE2ECodex(t *testing.T) {
-	start := time.Now()
-	codex := e2eTool(t, "codex")
-	codegraph := e2eTool(t, "codegraph")
-	p := e2eFixture(t)
-	cfg := e2eConfig(t, p)
-	e := newTestEnv(t)
-	e.cfgPath = cfg
-
-	// The user already has the native CodeGraph server; install adds ours
-	// and keeps it byte for byte.
-	userConfig := fmt.Sprintf("# the user's own Codex config\n[mcp_servers.codegraph]\ncommand = %q\nargs = [\"serve\", \"--mcp\"]\nenv = { CODEGRAPH_TELEMETRY = \"0\", CODEGRAPH_NO_UPDATE_CHECK = \"1\", CODEGRAPH_NO_DAEMON = \"1\" }\n", codegraph)
-	writeTestFile(t, e.codexFile(), userConfig)
-	out, errOut, code := e.install(t, hostCodex, installOptions{})
-	if code != 0 {
-		t.Fatalf("cgcat install codex: exit %d\n%s%s", code, out, errOut)
-	}
-	if !strings.HasPrefix(readTestFile(t, e.codexFile()), userConfig) {
-		t.Fatal("install changed the user's bytes")
-	}
-
-	neutral := canonTemp(t)
-	a := startAppServer(t, codex, neutral, baseEnv(e.home, "CODEX_HOME="+e.codexHome))
-	var init struct {
-		UserAgent string `json:"userAgent"`
-		CodexHome string `json:"codexHome"`
-	}
-	_ = json.Unmarshal(a.call("initialize", map[string]any{
-		"clientInfo":   map[string]any{"name": "cgcat-e2e", "title": nil, "version": "1"},
-		"capabilities": map[string]any{"experimentalApi": false, "requestAttestation": false},
-	}, 60*time.Second), &init)
-	if init.CodexHome != e.codexHome {
-		t.Fatalf("Codex uses CODEX_HOME %q, want %q", init.CodexHome, e.codexHome)
-	}
-	_ = a.send(map[string]any{"method": "initialized"})
-	var ts struct {
-		Thread struct {
-			ID string `json:"id"`
-		} `json:"thread"`
-	}
-	_ = json.Unmarshal(a.call("thread/start", map[string]any{"cwd": neutral, "ephemeral": true}, 60*time.Second), &ts)
-	if ts.Thread.ID == "" {
-		t.Fatal("thread/start gave no thread id")
-	}
-	a.waitReady([]string{"codegraph-catalog", "codegraph"}, 60*time.Second)
-	t.Logf("Codex %s: thread %s, both MCP servers ready after %s", init.UserAgent, ts.Thread.ID, time.Since(start).Round(time.Millisecond))
-
-	// Codex lists our two tools with readOnlyHint. (Name the server: the
-	// unfiltered "full" listing took ~25 s here before answering.)
-	var list struct {
-		Data []struct {
-			Name          string `json:"name"`
-			RuntimeStatus string `json:"runtimeStatus"`
-			ServerInfo    *struct {
-				Name string `json:"name"`
-			} `json:"serverInfo"`
-			Tools map[string]struct {
-				Annotations *struct {
-					ReadOnlyHint *bool `json:"readOnlyHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
-			ToolsError *string `json:"toolsError"`
-		} `json:"data"`
-	}
-	raw := a.call("mcpServerStatus/list", map[string]any{"threadId": ts.Thread.ID, "serverName": "codegraph-catalog", "detail": "full"}, 90*time.Second)
-	if err := json.Unmarshal(raw, &list); err != nil || len(list.Data) != 1 {
-		t.Fatalf("mcpServerStatus/list: %v\n%s", err, raw)
-	}
-	st := list.Data[0]
-	if st.Name != "codegraph-catalog" || st.RuntimeStatus != "connected" || st.ServerInfo == nil || st.ServerInfo.Name != "cgcat" {
-		t.Fatalf("server status: %s", raw)
-	}
-	for _, tool := range []string{"local_codegraph_projects", "local_codegraph_resolve"} {
-		tl, ok := st.Tools[tool]
-		if !ok || tl.Annotations == nil || tl.Annotations.ReadOnlyHint == nil || !*tl.Annotations.ReadOnlyHint {
-			t.Fatalf("Codex does not list %s with readOnlyHint: %s", tool, raw)
-		}
-	}
-	if len(st.Tools) != 2 {
-		t.Fatalf("Codex lists %d tools for cgcat, want 2: %s", len(st.Tools), raw)
-	}
-
-	// Through Codex: the catalog answers, then the native CodeGraph with
-	// the returned paths, B then C in one thread.
-	find := func(query string) string {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			r := a.toolCall(ts.Thread.ID, "codegraph-catalog", "local_codegraph_projects", map[string]any{"query": query, "limit": 3})
-			var env server.Envelope
-			if err := json.Unmarshal(r.StructuredContent, &env); err != nil {
-				t.Fatalf("structuredContent through Codex: %v\n%s", err, r.StructuredContent)
-			}
-			if env.Status == server.StatusOK && len(env.Projects) > 0 && env.Projects[0].ProjectPath != nil {
-				pp := *env.Projects[0].ProjectPath
-				if !strings.Contains(r.text(), "projectPath: "+pp) {
-					t.Fatalf("text through Codex lacks the path:\n%s", r.text())
-				}
-				return pp
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("query %q through Codex: %s", query, r.StructuredContent)
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-	}
-	bPath, cPath := find("@fruit/banana-sdk"), find("@fruit/cherry-ledger")
-	if bPath != p.b || cPath != p.c {
-		t.Fatalf("paths through Codex: %s %s", bPath, cPath)
-	}
-	bText := a.toolCall(ts.Thread.ID, "codegraph", "codegraph_explore", map[string]any{"query": "BananaOrdersClient createBananaOrder", "projectPath": bPath}).text()
-	cText := a.toolCall(ts.Thread.ID, "codegraph", "codegraph_explore", map[string]any{"query": "CherryLedgerService postCherryEntry", "projectPath": cPath}).text()
-	if !strings.Contains(bText, "BananaOrdersClient") || strings.Contains(bText, "CherryLedgerService") {
-		t.Fatalf("codegraph_explore(B) through Codex:\n%s", bText)
-	}
-	if !strings.Contains(cText, "CherryLedgerService") || strings.Contains(cText, "BananaOrdersClient") {
-		t.Fatalf("codegraph_explore(C) through Codex:\n%s", cText)
-	}
-	t.Logf("Codex end to end: %s", time.Since(start).Round(time.Millisecond))
-}
-
-// ---- OpenCode: opencode mcp list ----------------------------------------
-
-var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-
-func TestE2EOpenCode(t *testing.T) {
-	start := time.Now()
-	opencode := e2eTool(t, "opencode")
-	codegraph := e2eTool(t, "codegraph")
-	p := e2eFixture(t)
-	cfg := e2eConfig(t, p)
-	e := newTestEnv(t)
-	e.cfgPath = cfg
-
-	// The user's existing opencode.jsonc with the native CodeGraph server
-	// and comments; install merges our entry into it.
-	oc := filepath.Join(e.opencodeDir(), "opencode.jsonc")
-	userConfig := fmt.Sprintf(`{
-  // the user's own OpenCode config
-  "$schema": "https://opencode.ai/config.json",
-  "mcp": {
-    "codegraph": {
-      "type": "local",
-      "command": [%q, "serve", "--mcp"],
-      "environment": {"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"},
-      "enabled": true,
-    },
-  },
-}
-`, codegraph)
-	writeTestFile(t, oc, userConfig)
-	out, errOut, code := e.install(t, hostOpenCode, installOptions{})
-	if code != 0 {
-		t.Fatalf("cgcat install opencode: exit %d\n%s%s", code, out, errOut)
-	}
-	mustContain(t, readTestFile(t, oc), "// the user's own OpenCode config")
-
-	neutral := canonTemp(t)
-	env := baseEnv(e.home,
-		"XDG_CONFIG_HOME="+e.xdgConfig,
-		"XDG_DATA_HOME="+filepath.Join(e.home, ".local", "share"),
-		"XDG_CACHE_HOME="+filepath.Join(e.home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(e.home, ".local", "state"),
-		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1",
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, opencode, "mcp", "list")
-	cmd.Env, cmd.Dir = env, neutral
-	b, err := cmd.CombinedOutput()
-	text := ansiRE.ReplaceAllString(string(b), "")
-	if err != nil {
-		t.Fatalf("opencode mcp list: %v\n%s", err, text)
-	}
-	// It exits 0 even when a server failed: read the lines.
-	lines := strings.Split(text, "\n")
-	status := func(name string) (string, string) {
-		for i, l := range lines {
-			f := strings.Fields(l)
-			if k := slices.Index(f, name); k > 0 && (f[k-1] == "✓" || f[k-1] == "✗") {
-				next := ""
-				if i+1 < len(lines) {
-					next = strings.TrimSpace(strings.TrimLeft(lines[i+1], "│ "))
-				}
-				return strings.Join(f[k-1:], " "), next
-			}
-		}
-		return "", ""
-	}
-	ours, ourCmd := status("codegraph-catalog")
-	if ours != "✓ codegraph-catalog connected" {
-		t.Fatalf("opencode mcp list does not show codegraph-catalog connected (got %q):\n%s", ours, text)
-	}
-	if want := cgcatBin(t) + " serve --config " + cfg; ourCmd != want {
-		t.Fatalf("opencode runs %q, want %q", ourCmd, want)
-	}
-	if native, _ := status("codegraph"); native != "✓ codegraph connected" {
-		t.Fatalf("the native CodeGraph server is not connected (%q):\n%s", native, text)
-	}
-	t.Logf("opencode mcp list: ours and the native CodeGraph connected after %s", time.Since(start).Round(time.Millisecond))
-
-	// doctor, with both host CLIs on PATH, reads their versions and starts
-	// the entry as OpenCode would.
-	t.Setenv("PATH", filepath.Dir(opencode)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	dout, _, dcode := e.doctor(t, &globalOptions{configPath: cfg})
-	mustContain(t, dout, "· opencode CLI: 1.18.33 (", "✓ started as OpenCode starts it: cgcat ", "✓ tools: local_codegraph_projects, local_codegraph_resolve (both readOnlyHint)")
-	if dcode != 0 {
-		t.Fatalf("doctor: exit %d\n%s", dcode, dout)
-	}
-	t.Logf("OpenCode end to end with doctor: %s", time.Since(start).Round(time.Millisecond))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/tailscale/hujson"
 )
@@ -358,11 +359,23 @@ func TestInstallPrintAbsolutePaths(t *testing.T) {
 		`command = "`+cgcatBin(t)+`"`, `args = ["serve", "--config", "`+e.cfgPath+`"]`,
 		`"`+cgcatBin(t)+`",`, `"`+e.cfgPath+`"`)
 	mustNotContain(t, out, link, `"`+rel+`"`, "/ABS/")
-	// The OpenCode part is valid JSON by itself.
-	i := strings.Index(out, "{\n")
-	var v map[string]any
-	if err := json.Unmarshal([]byte(out[i:]), &v); err != nil {
-		t.Fatalf("OpenCode snippet is not JSON: %v\n%s", err, out[i:])
+	// The JSON parts are valid JSON by themselves: OpenCode, Claude Code,
+	// Gemini CLI.
+	mustContain(t, out, "// Claude Code: merge into", "// Gemini CLI: merge into", `"alwaysLoad": true`)
+	parts := 0
+	for _, chunk := range strings.Split(out, "\n\n") {
+		i := strings.Index(chunk, "{\n")
+		if i < 0 {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(chunk[i:]), &v); err != nil {
+			t.Fatalf("snippet is not JSON: %v\n%s", err, chunk[i:])
+		}
+		parts++
+	}
+	if parts != 3 {
+		t.Fatalf("%d JSON snippets, want 3:\n%s", parts, out)
 	}
 	for _, p := range []string{e.codexFile(), e.opencodeDir()} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -497,5 +510,125 @@ func TestCommandsRegistered(t *testing.T) {
 			t.Fatalf("%s --help: exit %d %s", c, code, errOut.String())
 		}
 		mustContain(t, out.String(), "cgcat "+c)
+	}
+}
+
+// TestInstallNamesCodeGraphServer: when the host calls CodeGraph's server
+// "code-graph", the entry install writes passes that name, and the server
+// it starts names it in every handoff and in the text.
+func TestInstallNamesCodeGraphServer(t *testing.T) {
+	e := newTestEnv(t)
+	fakeProject(t, filepath.Join(e.root, "orders-sdk"), "@acme/orders-sdk")
+	e.writeConfig(t)
+	writeTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"), `{"mcpServers": {"code-graph": {"command": "/nowhere/codegraph", "args": ["serve", "--mcp"]}}}`)
+	out, errOut, code := e.install(t, hostGemini, installOptions{})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, out, `cgcat's answers name CodeGraph's MCP server "code-graph" (--codegraph-server code-graph)`,
+		`warning: CodeGraph's MCP server "code-graph" does not start`)
+	servers, err := hostconfig.ReadServers(hostGemini, []byte(readTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours hostconfig.Server
+	for _, s := range servers {
+		if s.Name == "codegraph-catalog" {
+			ours = s
+		}
+	}
+	if hostconfig.CodeGraphServerOf(ours.Args) != "code-graph" {
+		t.Fatalf("entry args %v", ours.Args)
+	}
+	// Start the entry as written and ask it for the project.
+	cg := startMCP(t, canonTemp(t), os.Environ(), ours.Command, ours.Args...)
+	res := cg.call(t, "local_codegraph_projects", map[string]any{"query": "@acme/orders-sdk"})
+	env := envelopeOf(t, res.StructuredContent)
+	if len(env.Projects) == 0 || env.Projects[0].Handoff == nil || env.Projects[0].Handoff.MCPServerHint != "code-graph" {
+		t.Fatalf("handoff does not name code-graph: %+v", env)
+	}
+	mustContain(t, resultText(res), `codegraph_explore (MCP server "code-graph")`)
+}
+
+// TestInstallClaudeGemini: the two JSON hosts with the same guarantees, the
+// allow rule only with --allow-tools, and uninstall giving every file back.
+func TestInstallClaudeGemini(t *testing.T) {
+	e := newTestEnv(t)
+	e.writeConfig(t)
+	claudeJSON := filepath.Join(e.home, ".claude.json")
+	claudeSettings := filepath.Join(e.home, ".claude", "settings.json")
+	geminiSettings := filepath.Join(e.home, ".gemini", "settings.json")
+	policy := filepath.Join(e.home, ".gemini", "policies", "cgcat-codegraph-catalog.toml")
+
+	// --dry-run with --allow-tools creates nothing, not even directories.
+	for _, host := range []string{hostClaude, hostGemini} {
+		out, errOut, code := e.install(t, host, installOptions{dryRun: true, allowTools: true})
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", host, code, out, errOut)
+		}
+		mustContain(t, out, "--- /dev/null", "codegraph-catalog", "dry run: nothing was written")
+	}
+	for _, p := range []string{claudeJSON, filepath.Join(e.home, ".claude"), filepath.Dir(geminiSettings)} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("dry run created %s", p)
+		}
+	}
+
+	// The user's files exist; install keeps them, and without the flag
+	// writes no rule but says what the flag would add.
+	userClaude := `{"numStartups": 3, "mcpServers": {}}`
+	userSettings := "{\n  \"permissions\": {\n    \"allow\": [\"Read\"]\n  }\n}\n"
+	writeTestFile(t, claudeJSON, userClaude)
+	writeTestFile(t, claudeSettings, userSettings)
+	out, _, code := e.install(t, hostClaude, installOptions{})
+	if code != 0 {
+		t.Fatal(out)
+	}
+	mustContain(t, out, "Claude Code ignores readOnlyHint", "cgcat install claude --allow-tools (adds permissions.allow mcp__codegraph-catalog__local_codegraph_projects, mcp__codegraph-catalog__local_codegraph_resolve to "+claudeSettings+")",
+		"warning: "+claudeJSON+" has no CodeGraph MCP server", "fix: claude mcp add --scope user codegraph -- codegraph serve --mcp")
+	if readTestFile(t, claudeSettings) != userSettings {
+		t.Fatal("install without --allow-tools changed the settings")
+	}
+	out, _, code = e.install(t, hostClaude, installOptions{allowTools: true})
+	if code != 0 || !strings.Contains(out, "allowed local_codegraph_projects and local_codegraph_resolve in "+claudeSettings) {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if len(backups(t, claudeSettings)) != 1 || !strings.Contains(readTestFile(t, claudeSettings), `"Read",`) {
+		t.Fatalf("settings: %s", readTestFile(t, claudeSettings))
+	}
+	if out, _, _ := e.install(t, hostClaude, installOptions{allowTools: true}); !strings.Contains(out, "nothing to do") || !strings.Contains(out, "already lets Claude Code run") {
+		t.Fatalf("second install:\n%s", out)
+	}
+	if _, _, code := e.uninstall(t, hostClaude, installOptions{}); code != 0 {
+		t.Fatal("uninstall claude")
+	}
+	if readTestFile(t, claudeJSON) != userClaude || readTestFile(t, claudeSettings) != userSettings {
+		t.Fatalf("uninstall did not give the files back:\n%s\n%s", readTestFile(t, claudeJSON), readTestFile(t, claudeSettings))
+	}
+
+	// Gemini CLI: the policy file is cgcat's own; one that is not is refused.
+	out, errOut, code := e.install(t, hostGemini, installOptions{allowTools: true})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(readTestFile(t, policy), `toolName = ["local_codegraph_projects", "local_codegraph_resolve"]`) {
+		t.Fatal(readTestFile(t, policy))
+	}
+	if _, _, code := e.uninstall(t, hostGemini, installOptions{}); code != 0 {
+		t.Fatal("uninstall gemini")
+	}
+	if _, err := os.Stat(policy); !os.IsNotExist(err) {
+		t.Fatal("uninstall left the policy file")
+	}
+	writeTestFile(t, policy, "[[rule]]\ntoolName = \"*\"\ndecision = \"allow\"\npriority = 1\n")
+	_, errOut, code = e.install(t, hostGemini, installOptions{allowTools: true})
+	if code != 1 || !strings.Contains(errOut, "was not written by cgcat") {
+		t.Fatalf("foreign policy: exit %d %s", code, errOut)
+	}
+	// --allow-tools is for the hosts that need it.
+	for _, host := range []string{hostCodex, hostOpenCode} {
+		if _, errOut, code := e.install(t, host, installOptions{allowTools: true}); code != 2 || !strings.Contains(errOut, "without asking") {
+			t.Fatalf("%s --allow-tools: exit %d %s", host, code, errOut)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/refresh"
@@ -152,14 +153,16 @@ func openCatalog(ctx context.Context, cfg *config.Config, live *config.Live, log
 }
 
 // newFrontend builds the frontend that the tools and the CLI twins share.
-// recall is GBrain recall (nil when GBrain is off).
-func newFrontend(live *config.Live, workspace string, log *slog.Logger, recall server.Recall) *server.Frontend {
+// recall is GBrain recall (nil when GBrain is off); codegraphServer names
+// the host's CodeGraph server in handoffs ("" for the default).
+func newFrontend(live *config.Live, workspace string, log *slog.Logger, recall local.Recall, codegraphServer string) *server.Frontend {
 	cfg, _ := live.Current()
 	opt := server.Options{
-		Config:    live,
-		Workspace: workspace,
-		Log:       log,
-		Recall:    recall,
+		Config:          live,
+		Workspace:       workspace,
+		Log:             log,
+		Recall:          recall,
+		CodeGraphServer: codegraphServer,
 		Open: func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
 			return openCatalog(ctx, cfg, live, log)
 		},

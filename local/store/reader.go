@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/pathid"
@@ -156,3 +157,10 @@ func (r *Reader) Scan(prefix string, fn func(key string, value []byte) bool) err
 
 // Fence returns the current fencing number of a lease name.
 func (r *Reader) Fence(name string) uint64 { v, _ := r.get(prefixFence + name); return readU64(v) }
+
+// Format is the format version the database was written with.
+func (r *Reader) Format() int {
+	v, _ := r.get(keyFormat)
+	n, _ := strconv.Atoi(string(v))
+	return n
+}

@@ -18,7 +18,16 @@ type Entry struct {
 	Command string
 	// ConfigPath is the absolute path of the cgcat configuration file.
 	ConfigPath string
+	// CodeGraphServer is the name the host gave CodeGraph's own MCP server.
+	// When it is not DefaultCodeGraphServer it is passed to cgcat as
+	// "--codegraph-server NAME", so answers name the server the agent can
+	// really call.
+	CodeGraphServer string
 }
+
+// DefaultCodeGraphServer is the name CodeGraph's own installer gives its
+// MCP server, and the one cgcat names when told nothing else.
+const DefaultCodeGraphServer = "codegraph"
 
 // DefaultName is the server name used when the user does not choose one.
 const DefaultName = "codegraph-catalog"
@@ -100,11 +109,23 @@ func (e Entry) validate() error {
 			return fmt.Errorf("%w: %s path contains a NUL byte", ErrInvalidEntry, p.what)
 		}
 	}
+	if e.CodeGraphServer != "" && !validName(e.CodeGraphServer) {
+		return fmt.Errorf("%w: CodeGraph server name %q: use letters, digits, '-' and '_' only", ErrInvalidEntry, e.CodeGraphServer)
+	}
 	return nil
 }
 
-// args are the arguments after the cgcat command, identical for both hosts.
-func (e Entry) args() []string { return []string{"serve", "--config", e.ConfigPath} }
+// args are the arguments after the cgcat command, identical for every host.
+func (e Entry) args() []string {
+	a := []string{"serve", "--config", e.ConfigPath}
+	if e.CodeGraphServer != "" && e.CodeGraphServer != DefaultCodeGraphServer {
+		a = append(a, CodeGraphFlag, e.CodeGraphServer)
+	}
+	return a
+}
+
+// Args are the arguments after the cgcat command, as every host runs them.
+func (e Entry) Args() []string { return e.args() }
 
 // Snippets returns the two configuration fragments of seed sections 8 and 9
 // with the real absolute paths, for `cgcat install --print`. They are
@@ -118,7 +139,27 @@ func Snippets(e Entry) (codexTOML, opencodeJSON string) {
 	b.WriteString("{\n  \"mcp\": {\n    ")
 	b.WriteString(jsonString(e.Name))
 	b.WriteString(": ")
-	b.WriteString(renderOpenCodeValue(e, "    ", "  ", "\n", true))
+	b.WriteString(renderObject(opencodeFields(e), "    ", "  ", "\n", true))
 	b.WriteString("\n  }\n}\n")
 	return codexTOML, b.String()
+}
+
+// Snippet returns the configuration fragment for one host (Hosts), with
+// the real absolute paths, for `cgcat install --print`.
+func Snippet(host string, e Entry) string {
+	e.Command = strings.ToValidUTF8(e.Command, "\uFFFD")
+	e.ConfigPath = strings.ToValidUTF8(e.ConfigPath, "\uFFFD")
+	codex, opencode := Snippets(e)
+	var fields []field
+	switch host {
+	case Codex:
+		return codex
+	case OpenCode:
+		return opencode
+	case Claude:
+		fields = claudeFields(e)
+	default:
+		fields = geminiFields(e)
+	}
+	return "{\n  \"mcpServers\": {\n    " + jsonString(e.Name) + ": " + renderObject(fields, "    ", "  ", "\n", true) + "\n  }\n}\n"
 }

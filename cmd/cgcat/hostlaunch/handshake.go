@@ -1,0 +1,173 @@
+package hostlaunch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Handshake is what a started server answered.
+type Handshake struct {
+	ServerName, ServerVersion, Protocol string
+	// Instructions is the server's usage text from initialize; hosts hand
+	// it to the model.
+	Instructions string
+	Tools        map[string]mcp.Tool
+	Elapsed      time.Duration
+	// Stderr is the tail of what the server wrote to stderr.
+	Stderr string
+}
+
+// Start starts l as an MCP stdio server (stdin and stdout are pipes, as a
+// host makes them), runs initialize and tools/list within l.Timeout, and
+// closes it (stdin first, then a signal). clientName names the caller in
+// initialize. On error the Handshake, when not nil, holds the stderr tail.
+func Start(ctx context.Context, l Launch, clientName, clientVersion string) (*Handshake, error) {
+	tail := &TailBuffer{Max: 8 << 10}
+	hs := &Handshake{}
+	start := time.Now()
+	procCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	command, _ := l.Resolve()
+	tr := transport.NewStdioWithOptions(command, nil, l.Args,
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = l.Env
+			cmd.Dir = l.Dir
+			if cmd.Dir == "" {
+				cmd.Dir = os.TempDir()
+			}
+			cmd.Stderr = tail
+			return cmd, nil
+		}))
+	c := client.NewClient(tr)
+	if err := c.Start(procCtx); err != nil {
+		return hs, fmt.Errorf("cannot start it: %w", err)
+	}
+	defer func() {
+		_ = c.Close()
+		hs.Stderr = tail.String()
+	}()
+	callCtx, callCancel := context.WithTimeout(ctx, l.Timeout)
+	defer callCancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion}
+	res, err := c.Initialize(callCtx, init)
+	if err != nil {
+		hs.Stderr = tail.String()
+		return hs, stepError("initialize", err, l.Timeout, callCtx)
+	}
+	hs.ServerName, hs.ServerVersion, hs.Protocol = res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion
+	hs.Instructions = res.Instructions
+	list, err := c.ListTools(callCtx, mcp.ListToolsRequest{})
+	if err != nil {
+		hs.Stderr = tail.String()
+		return hs, stepError("tools/list", err, l.Timeout, callCtx)
+	}
+	hs.Tools = map[string]mcp.Tool{}
+	for _, t := range list.Tools {
+		hs.Tools[t.Name] = t
+	}
+	hs.Elapsed = time.Since(start)
+	return hs, nil
+}
+
+func stepError(step string, err error, timeout time.Duration, ctx context.Context) error {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer to %s within %s (the host gives up after that too)", step, timeout)
+	}
+	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("the process ended before answering %s", step)
+	}
+	return fmt.Errorf("%s failed: %v", step, err)
+}
+
+// ExploreTool is CodeGraph's tool that cgcat hands a projectPath to.
+const ExploreTool = "codegraph_explore"
+
+// ErrBackendIncompatible: the CodeGraph server does not list
+// codegraph_explore with a projectPath parameter (seed §10
+// backend_incompatible).
+var ErrBackendIncompatible = errors.New("backend_incompatible")
+
+// CheckExplore checks that a CodeGraph server's tools/list has
+// codegraph_explore taking projectPath; the error wraps
+// ErrBackendIncompatible and says what is missing.
+func CheckExplore(hs *Handshake) error {
+	t, ok := hs.Tools[ExploreTool]
+	if !ok {
+		names := make([]string, 0, len(hs.Tools))
+		for n := range hs.Tools {
+			names = append(names, n)
+		}
+		return fmt.Errorf("%w: %s %s lists no %s (its tools: %s)", ErrBackendIncompatible, hs.ServerName, hs.ServerVersion, ExploreTool, strings.Join(sortStrings(names), ", "))
+	}
+	if !hasProperty(t, "projectPath") {
+		return fmt.Errorf("%w: %s %s lists %s without a projectPath parameter, so it cannot be pointed at another project", ErrBackendIncompatible, hs.ServerName, hs.ServerVersion, ExploreTool)
+	}
+	return nil
+}
+
+func hasProperty(t mcp.Tool, name string) bool {
+	if _, ok := t.InputSchema.Properties[name]; ok {
+		return true
+	}
+	var raw struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(t.RawInputSchema) > 0 && json.Unmarshal(t.RawInputSchema, &raw) == nil {
+		_, ok := raw.Properties[name]
+		return ok
+	}
+	return false
+}
+
+func sortStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+
+// TailBuffer keeps the last Max bytes written to it.
+type TailBuffer struct {
+	mu  sync.Mutex
+	Max int
+	b   []byte
+}
+
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.Max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.Max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *TailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}

@@ -1,0 +1,43 @@
+package hostlaunch
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func TestForEnvironmentAndTimeout(t *testing.T) {
+	environ := []string{"HOME=/h", "PATH=/bin", "XDG_CONFIG_HOME=/x", "SECRET=s", "MY_VAR=v"}
+	s := hostconfig.Server{Command: "cgcat", Env: map[string]string{"E": "1"}, EnvVars: []string{"MY_VAR"}}
+	codex := For(hostconfig.Codex, s, environ, "/tmp")
+	// Codex passes a fixed list plus env_vars and env: no XDG_*, no SECRET.
+	if !slices.Equal(codex.Env, []string{"E=1", "HOME=/h", "MY_VAR=v", "PATH=/bin"}) || codex.Timeout != 10*time.Second || codex.Dir != "/tmp" {
+		t.Fatalf("codex launch %+v", codex)
+	}
+	s.Timeout = 3 * time.Second
+	oc := For(hostconfig.OpenCode, s, environ, "")
+	if len(oc.Env) != 6 || oc.Timeout != 3*time.Second {
+		t.Fatalf("opencode launch %+v", oc)
+	}
+	if For(hostconfig.Claude, hostconfig.Server{}, nil, "").Timeout != 30*time.Second {
+		t.Fatal("claude default timeout")
+	}
+}
+
+func TestCheckExplore(t *testing.T) {
+	withPath := mcp.Tool{Name: ExploreTool, RawInputSchema: json.RawMessage(`{"type":"object","properties":{"query":{},"projectPath":{}}}`)}
+	without := mcp.Tool{Name: ExploreTool, RawInputSchema: json.RawMessage(`{"type":"object","properties":{"query":{}}}`)}
+	if err := CheckExplore(&Handshake{Tools: map[string]mcp.Tool{ExploreTool: withPath}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tools := range []map[string]mcp.Tool{{ExploreTool: without}, {"codegraph_search": withPath}} {
+		if err := CheckExplore(&Handshake{ServerName: "codegraph", Tools: tools}); !errors.Is(err, ErrBackendIncompatible) {
+			t.Fatalf("%v: %v", tools, err)
+		}
+	}
+}
