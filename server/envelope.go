@@ -58,6 +58,9 @@ type Project struct {
 	Worktree  bool     `json:"worktree,omitempty"`
 	Workspace string   `json:"workspace,omitempty"` // "self": the caller's own workspace project; "related"
 	Why       string   `json:"why,omitempty"`       // why there is no path
+	// MachineID is the machine of a historical project (a GBrain card of a
+	// project that is not on this machine).
+	MachineID string `json:"machineId,omitempty"`
 	// MovedTo is the id of the record this project's index moved to.
 	MovedTo string `json:"movedTo,omitempty"`
 	// Warnings are problems met reading the project's files (a hint file

@@ -106,6 +106,12 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	}
 	end := min(offset+a.Limit, len(ids))
 	for i := offset; i < end; i++ {
+		if slug, ok := isCardRef(ids[i]); ok {
+			if cd := c.cat.Card(slug); cd != nil && f.historicalCard(c, cd) {
+				e.Projects = append(e.Projects, f.cardProject(cd, snap.list.reasonsAt(i), AvailabilityHistorical))
+			}
+			continue
+		}
 		p := c.cat.Get(ids[i])
 		if p == nil {
 			continue
@@ -172,6 +178,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	if f.opt.Recall != nil {
 		f.addRecall(ctx, c, l, query)
 	}
+	f.addHistorical(c, l, query)
 	return f.applyWorkspace(c, l, ws, false)
 }
 

@@ -20,6 +20,11 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	if store.ValidProjectID(a.ProjectID) {
 		p = c.cat.Get(a.ProjectID)
 	}
+	if p == nil && store.ValidProjectID(a.ProjectID) {
+		if e := f.resolveCard(c, a.ProjectID); e != nil {
+			return e, nil
+		}
+	}
 	if p == nil {
 		e := f.envelope(c, StatusUnknownProject)
 		msg := "No project with this id is known on this machine. It may come from another machine, or a record that was forgotten: search again with local_codegraph_projects."
@@ -66,4 +71,48 @@ func prepend(msg, rest string) string {
 		return msg
 	}
 	return msg + " " + rest
+}
+
+// resolveCard answers for an id that is not bound here from the mirrored
+// GBrain cards: another machine's project is historical (no path); this
+// machine's is missing — with movedTo when its root is in the catalog under
+// a newer id. nil when no card names the id.
+func (f *Frontend) resolveCard(c *call, id string) *Envelope {
+	if !c.cfg.GBrain.Enabled {
+		return nil
+	}
+	cards := c.cat.CardsOf(id)
+	if len(cards) == 0 {
+		return nil
+	}
+	cd := cards[0]
+	for _, k := range cards {
+		if !k.Edited { // cgcat's own words before a person's copy
+			cd = k
+			break
+		}
+	}
+	reasons := []string{"resolved from a GBrain card"}
+	if cd.MachineID != c.cat.MachineID() {
+		e := f.envelope(c, StatusOK)
+		e.Message = prepend(fmt.Sprintf("This project lives on another machine (%s): it is known here only from its GBrain card, so there is no path to hand to codegraph_explore. Search with local_codegraph_projects for a project on this machine instead.", cd.MachineID), e.Message)
+		e.Projects = append(e.Projects, f.cardProject(cd, reasons, AvailabilityHistorical))
+		return e
+	}
+	e := f.envelope(c, StatusMissing)
+	out := f.cardProject(cd, reasons, string(local.Missing))
+	if rec := c.cat.ByRootKey(cd.RootKey); rec != nil {
+		if !c.cat.Visible(rec.ID, c.pol) {
+			e := f.envelope(c, StatusNotAvailable)
+			e.Message = prepend("This project is not shared with this frontend.", e.Message)
+			return e
+		}
+		out.MovedTo = rec.ID
+		out.Why = "this machine's catalog knows the project under a newer id: " + rec.ID
+		e.Message = prepend(fmt.Sprintf("This id comes from an older catalog of this machine; the project is now %s. Resolve %s with local_codegraph_resolve for its current path.", rec.ID, rec.ID), e.Message)
+	} else {
+		e.Message = prepend("This project was on this machine (its GBrain card says so) but is not in the catalog any more. Search again with local_codegraph_projects.", e.Message)
+	}
+	e.Projects = append(e.Projects, out)
+	return e
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,9 +38,19 @@ type Catalog struct {
 	index    *search.Index
 	state    local.ScanState
 	gbrain   local.GBrainContact
-	lastErr  error // the last failure to follow the published catalog
+	// cards is the mirror of GBrain's project cards by slug, byProject
+	// their slugs by project id, cardIndex their search index (ids are
+	// slugs).
+	cards     map[string]*local.Card
+	byProject map[string][]string
+	cardIndex *search.Index
+	lastErr   error // the last failure to follow the published catalog
 	// allowed caches sharing decisions: view key → id → allowed.
 	allowed map[uint64]map[string]bool
+	// rootKeys maps each record's root key (store.Identity.RootKey) to its
+	// id, built when first needed for a revision.
+	rootKeys    map[string]string
+	rootKeysRev uint64
 	// syncMu keeps one reload at a time.
 	syncMu sync.Mutex
 }
@@ -47,7 +58,8 @@ type Catalog struct {
 // Load follows the published catalog of st's data dir. Nothing published
 // yet is not an error: the catalog is empty until a writer publishes.
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New()}
+	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New(),
+		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
 	if err := c.Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -95,20 +107,24 @@ func (c *Catalog) apply(u view.Update) {
 	// The index has its own lock, and a search calls back into c.mu (the
 	// keep filter): never hold c.mu while touching the index.
 	c.mu.RLock()
-	ix := c.index
+	ix, cx := c.index, c.cardIndex
 	c.mu.RUnlock()
 	var (
-		changed []*local.Project
-		deleted []string
+		changed      []*local.Project
+		deleted      []string
+		cards        []*local.Card
+		deletedCards []string
 	)
 	full := u.Snapshot != nil
 	if full {
-		ix = search.New()
-		changed = u.Snapshot.Records
+		ix, cx = search.New(), search.New()
+		changed, cards = u.Snapshot.Records, u.Snapshot.Cards
 	}
 	for _, d := range u.Deltas {
 		changed = append(changed, d.Records...)
 		deleted = append(deleted, d.Deleted...)
+		cards = append(cards, d.Cards...)
+		deletedCards = append(deletedCards, d.DeletedCards...)
 	}
 	for _, p := range changed {
 		ix.Put(docOf(p))
@@ -116,14 +132,30 @@ func (c *Catalog) apply(u view.Update) {
 	for _, id := range deleted {
 		ix.Delete(id)
 	}
+	for _, cd := range cards {
+		cx.Put(cardDoc(cd))
+	}
+	for _, slug := range deletedCards {
+		cx.Delete(slug)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if full {
 		s := u.Snapshot
 		c.projects = make(map[string]*local.Project, len(s.Records))
-		c.allowed = nil
+		c.cards, c.byProject = make(map[string]*local.Card, len(s.Cards)), map[string][]string{}
+		c.allowed, c.rootKeys = nil, nil
 		c.storeID, c.seq, c.rev, c.state, c.gbrain = s.StoreID, s.Seq, s.Revision, s.State, s.GBrain
 	}
+	for _, cd := range cards {
+		c.dropCard(cd.Slug)
+		c.cards[cd.Slug] = cd
+		c.byProject[cd.ProjectID] = append(c.byProject[cd.ProjectID], cd.Slug)
+	}
+	for _, slug := range deletedCards {
+		c.dropCard(slug)
+	}
+	c.cardIndex = cx
 	for _, p := range changed {
 		c.projects[p.ID] = p
 		for _, m := range c.allowed {
@@ -142,6 +174,93 @@ func (c *Catalog) apply(u view.Update) {
 	}
 	c.index = ix
 	c.lastErr = nil
+}
+
+// dropCard forgets a mirrored card (c.mu held).
+func (c *Catalog) dropCard(slug string) {
+	old := c.cards[slug]
+	if old == nil {
+		return
+	}
+	delete(c.cards, slug)
+	rest := slices.DeleteFunc(slices.Clone(c.byProject[old.ProjectID]), func(s string) bool { return s == slug })
+	if len(rest) == 0 {
+		delete(c.byProject, old.ProjectID)
+	} else {
+		c.byProject[old.ProjectID] = rest
+	}
+}
+
+func cardDoc(cd *local.Card) search.Doc {
+	return search.Doc{
+		ID:          cd.Slug,
+		SortKey:     strings.ToLower(cd.Name) + "\x00" + cd.Slug,
+		Name:        cd.Name,
+		Packages:    cd.Packages,
+		Keywords:    cd.Keywords,
+		Tags:        cd.Tags,
+		Description: cd.Description,
+	}
+}
+
+// CardsOf returns the mirrored cards that name projectID (copies).
+func (c *Catalog) CardsOf(projectID string) []*local.Card {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []*local.Card
+	for _, slug := range c.byProject[projectID] {
+		cp := *c.cards[slug]
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// ByRootKey returns the record whose root has the given root key (the
+// keyed hash a card carries instead of a path), or nil.
+func (c *Catalog) ByRootKey(key string) *local.Project {
+	if key == "" {
+		return nil
+	}
+	id := c.st.Identity()
+	c.mu.Lock()
+	if c.rootKeys == nil || c.rootKeysRev != c.rev {
+		c.rootKeys = make(map[string]string, len(c.projects))
+		for _, p := range c.projects {
+			c.rootKeys[id.RootKey(pathid.Key(p.Root))] = p.ID
+		}
+		c.rootKeysRev = c.rev
+	}
+	pid := c.rootKeys[key]
+	c.mu.Unlock()
+	if pid == "" {
+		return nil
+	}
+	return c.Get(pid)
+}
+
+// Card returns a copy of the mirrored card at slug, or nil.
+func (c *Catalog) Card(slug string) *local.Card {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if cd := c.cards[slug]; cd != nil {
+		cp := *cd
+		return &cp
+	}
+	return nil
+}
+
+// SearchCards ranks the mirrored cards that keep accepts, the first n.
+func (c *Catalog) SearchCards(query string, keep func(*local.Card) bool, n int) []search.Hit {
+	c.mu.RLock()
+	cx := c.cardIndex
+	c.mu.RUnlock()
+	hits, _ := cx.SearchTop(query, func(slug string) bool {
+		c.mu.RLock()
+		cd := c.cards[slug]
+		c.mu.RUnlock()
+		return cd != nil && keep(cd)
+	}, n)
+	return hits
 }
 
 func docOf(p *local.Project) search.Doc {

@@ -39,7 +39,7 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	}
 	isNew := p == nil
 	if isNew {
-		p = &local.Project{ID: store.NewProjectID(), Root: f.root, RecordRevision: 1, FirstSeen: now}
+		p = &local.Project{ID: s.idFor(tx, f.root), Root: f.root, RecordRevision: 1, FirstSeen: now}
 	}
 	before := *p
 	if f.meta != nil {
@@ -66,6 +66,18 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 		return s.linkMove(tx, p)
 	}
 	return nil
+}
+
+// idFor is the id of a root seen for the first time: the id this machine's
+// GBrain card gave it before the catalog was lost, when there is one and
+// it is free, else a new one.
+func (s *Scanner) idFor(tx *store.Tx, root string) string {
+	if id := s.cardIDs[s.st.Identity().RootKey(pathid.Key(root))]; id != "" {
+		if p, err := tx.Project(id); err == nil && p == nil {
+			return id
+		}
+	}
+	return store.NewProjectID()
 }
 
 // sameRecord reports whether a re-seen record is unchanged in everything

@@ -127,6 +127,10 @@ type Scanner struct {
 	// stamps are the metadata stamps of known present records by root key,
 	// so a project whose files did not change is not read again.
 	stamps map[string]uint64
+	// cardIDs maps the root keys of this machine's mirrored GBrain cards to
+	// their project ids: a root found again after a lost catalog takes its
+	// old id back instead of a new one.
+	cardIDs map[string]string
 }
 
 // LeasePath is the scan lease file in a data dir.
@@ -419,6 +423,16 @@ func (s *Scanner) load(ctx context.Context) error {
 		if err := r.Projects(func(p *local.Project) error {
 			if p.Availability == local.Present && p.MetaStamp != 0 {
 				s.stamps[pathid.Key(p.Root)] = p.MetaStamp
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		s.cardIDs = map[string]string{}
+		me := s.st.MachineID()
+		if err := r.Cards(func(c *local.Card) error {
+			if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
+				s.cardIDs[c.RootKey] = c.ProjectID
 			}
 			return nil
 		}); err != nil {

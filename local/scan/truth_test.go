@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/store"
 )
 
 // A directory not entered because of maxDepth is a gap that names the
@@ -169,5 +170,56 @@ func TestUnchangedProjectIsNotReadAgain(t *testing.T) {
 	second := scanAll(t, st, testOptions(root))[p]
 	if first.MetaStamp == 0 || second.MetaStamp != first.MetaStamp || second.Changed != first.Changed {
 		t.Fatalf("an unchanged project was written again: stamp %x→%x changed %d→%d", first.MetaStamp, second.MetaStamp, first.Changed, second.Changed)
+	}
+}
+
+// A lost catalog (the database deleted, the identity file kept) gives every
+// root its old id back from this machine's GBrain cards in the mirror.
+func TestLostCatalogTakesIDsBackFromCards(t *testing.T) {
+	root := canon(t, t.TempDir())
+	for _, n := range []string{"a", "b", "c"} {
+		mkProject(t, filepath.Join(root, n))
+	}
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := scanAll(t, st, testOptions(root))
+	// The cards the projector keeps mirrored: this machine's, with root keys.
+	mirror := func(st *store.Store, recs map[string]*local.Project, machine string) {
+		err := st.Update(context.Background(), func(tx *store.Tx) error {
+			for _, p := range recs {
+				if err := tx.PutCard(&local.Card{Slug: "catalog/codegraph/" + p.ID, ProjectID: p.ID, MachineID: machine,
+					RootKey: st.Identity().RootKey(pathid.Key(p.Root))}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(store.DBDir(dir))
+	st2, err := store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror(st2, first, st2.MachineID())
+	again := scanAll(t, st2, testOptions(root))
+	for r, p := range first {
+		if again[r] == nil || again[r].ID != p.ID {
+			t.Fatalf("%s: id %s after a lost catalog, want %s back", r, again[r].ID, p.ID)
+		}
+	}
+	// Another machine's cards give nothing back.
+	other := t.TempDir()
+	st3, _ := store.Open(context.Background(), other)
+	mirror(st3, first, "m_aaaaaaaaaaaaaaaa")
+	for r, p := range scanAll(t, st3, testOptions(root)) {
+		if p.ID == first[r].ID {
+			t.Fatalf("%s took another machine's id", r)
+		}
 	}
 }

@@ -164,3 +164,38 @@ func (r *Reader) Format() int {
 	n, _ := strconv.Atoi(string(v))
 	return n
 }
+
+// Card returns the mirrored card at slug, or nil.
+func (r *Reader) Card(slug string) (*local.Card, error) { return cardOf(r.get, slug) }
+
+func cardOf(get func(string) ([]byte, error), slug string) (*local.Card, error) {
+	v, err := get(PrefixMirror + slug)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := new(local.Card)
+	if err := json.Unmarshal(v, c); err != nil {
+		return nil, fmt.Errorf("mirrored card %s is unreadable: %w", slug, err)
+	}
+	return c, nil
+}
+
+// Cards calls fn for every mirrored card, in slug order. An unreadable row
+// is skipped: the next mirror refresh writes it again.
+func (r *Reader) Cards(fn func(c *local.Card) error) error {
+	it := r.snap.NewIterator(util.BytesPrefix([]byte(PrefixMirror)), nil)
+	defer it.Release()
+	for it.Next() {
+		c := new(local.Card)
+		if json.Unmarshal(it.Value(), c) != nil {
+			continue
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}

@@ -27,6 +27,7 @@ type Tx struct {
 	deleted map[string]bool           // records removed
 	state   bool                      // scan state written
 	gbrain  bool                      // GBrain contact written
+	cards   map[string]*local.Card    // mirror cards written (nil: deleted)
 }
 
 func (tx *Tx) get(key string) ([]byte, error) {
@@ -199,6 +200,40 @@ func (tx *Tx) PutScanState(st local.ScanState) error {
 	tx.state = true
 	return nil
 }
+
+// PutCard writes a mirrored GBrain card (package projection's mirror).
+func (tx *Tx) PutCard(c *local.Card) error {
+	if c.Slug == "" {
+		return fmt.Errorf("refusing to mirror a card without a slug")
+	}
+	v, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	tx.put(PrefixMirror+c.Slug, v)
+	tx.noteCard(c.Slug, c)
+	return nil
+}
+
+// DeleteCard removes a mirrored card (its page is gone from GBrain).
+func (tx *Tx) DeleteCard(slug string) {
+	tx.del(PrefixMirror + slug)
+	tx.noteCard(slug, nil)
+}
+
+func (tx *Tx) noteCard(slug string, c *local.Card) {
+	if tx.cards == nil {
+		tx.cards = map[string]*local.Card{}
+	}
+	if c != nil {
+		cp := *c
+		c = &cp
+	}
+	tx.cards[slug] = c
+}
+
+// Card returns the mirrored card at slug as staged, or nil.
+func (tx *Tx) Card(slug string) (*local.Card, error) { return cardOf(tx.get, slug) }
 
 // PutGBrainContact records the last word from GBrain.
 func (tx *Tx) PutGBrainContact(c local.GBrainContact) {

@@ -83,7 +83,7 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 	}
 	seq, _, _ := tx.Get(keyViewSeq)
 	nextSeq := readU64(seq)
-	visible := len(tx.changed) > 0 || len(tx.deleted) > 0 || tx.state || tx.gbrain
+	visible := len(tx.changed) > 0 || len(tx.deleted) > 0 || tx.state || tx.gbrain || len(tx.cards) > 0
 	if visible {
 		nextSeq++
 		tx.put(keyViewSeq, u64(nextSeq))
@@ -122,6 +122,13 @@ func (s *Store) publish(db *leveldb.DB, tx *Tx, storeID string, seq uint64, visi
 			d.Records = append(d.Records, tx.changed[id])
 		}
 		d.Deleted = slices.Sorted(maps.Keys(tx.deleted))
+		for _, slug := range slices.Sorted(maps.Keys(tx.cards)) {
+			if c := tx.cards[slug]; c != nil {
+				d.Cards = append(d.Cards, c)
+			} else {
+				d.DeletedCards = append(d.DeletedCards, slug)
+			}
+		}
 		_, due, err := view.PublishDelta(s.dataDir, ptr, d)
 		if err != nil || !due {
 			return err
@@ -144,6 +151,9 @@ func (s *Store) publishBase(db *leveldb.DB, storeID string, seq uint64) error {
 	}
 	vs := &view.Snapshot{StoreID: storeID, MachineID: s.id.MachineID, Seq: seq, Revision: r.Revision(), State: st, GBrain: r.GBrainContact()}
 	if err := r.Projects(func(p *local.Project) error { vs.Records = append(vs.Records, p); return nil }); err != nil {
+		return s.wrap(err)
+	}
+	if err := r.Cards(func(c *local.Card) error { vs.Cards = append(vs.Cards, c); return nil }); err != nil {
 		return s.wrap(err)
 	}
 	_, err = view.PublishBase(s.dataDir, vs)

@@ -46,18 +46,22 @@ type Snapshot struct {
 	Revision  uint64              `json:"revision"` // catalogRevision
 	State     local.ScanState     `json:"state"`
 	GBrain    local.GBrainContact `json:"gbrain"`
-	Records   []*local.Project    `json:"-"`
+	// Cards is the local mirror of GBrain's project cards.
+	Cards   []*local.Card    `json:"cards,omitempty"`
+	Records []*local.Project `json:"-"`
 }
 
 // Delta is what one commit changed. State and GBrain are always whole.
 type Delta struct {
-	StoreID  string              `json:"storeId"`
-	Seq      uint64              `json:"seq"`
-	Revision uint64              `json:"revision"`
-	State    local.ScanState     `json:"state"`
-	GBrain   local.GBrainContact `json:"gbrain"`
-	Records  []*local.Project    `json:"records,omitempty"` // changed, whole
-	Deleted  []string            `json:"deleted,omitempty"` // forgotten ids
+	StoreID      string              `json:"storeId"`
+	Seq          uint64              `json:"seq"`
+	Revision     uint64              `json:"revision"`
+	State        local.ScanState     `json:"state"`
+	GBrain       local.GBrainContact `json:"gbrain"`
+	Records      []*local.Project    `json:"records,omitempty"`      // changed, whole
+	Deleted      []string            `json:"deleted,omitempty"`      // forgotten ids
+	Cards        []*local.Card       `json:"cards,omitempty"`        // mirrored cards changed, whole
+	DeletedCards []string            `json:"deletedCards,omitempty"` // slugs gone from GBrain
 }
 
 // Pointer is the content of the pointer file: which store, which base and

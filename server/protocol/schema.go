@@ -45,7 +45,7 @@ const outputSchema = `{
           "description": { "type": "string" },
           "reason": { "type": "array", "items": { "type": "string" } },
           "projectPath": { "type": ["string", "null"] },
-          "availability": { "type": "string", "enum": ["present", "missing", "inaccessible", "unknown"] },
+          "availability": { "type": "string", "enum": ["present", "missing", "inaccessible", "unknown", "historical"] },
           "indexState": { "type": "string", "enum": ["marker_present", "marker_missing", "unknown"] },
           "freshness": { "type": "string", "enum": ["unknown"] },
           "validatedAt": { "type": "string" },
@@ -66,6 +66,7 @@ const outputSchema = `{
           "workspace": { "type": "string", "enum": ["self", "related"] },
           "why": { "type": "string" },
           "movedTo": { "type": "string" },
+          "machineId": { "type": "string" },
           "warnings": { "type": "array", "items": { "type": "string" } }
         },
         "required": ["projectId", "recordRevision", "name", "description", "reason", "projectPath", "availability", "indexState", "freshness", "validatedAt", "revalidateAfterSeconds"]

@@ -1,0 +1,24 @@
+package local
+
+// Card is a GBrain project card as the local mirror keeps it: what a card
+// claims about a project — this machine's, another machine's, or one a
+// person edited — never a binding. Only the local store binds ids to roots;
+// a card never carries a path here, even when GBrain's copy does.
+type Card struct {
+	Slug           string   `json:"slug"`
+	ProjectID      string   `json:"projectId"`
+	MachineID      string   `json:"machineId"`
+	Name           string   `json:"name,omitempty"`
+	Description    string   `json:"description,omitempty"`
+	Tags           []string `json:"tags,omitempty"`
+	Packages       []string `json:"packages,omitempty"`
+	Keywords       []string `json:"keywords,omitempty"`
+	RecordRevision uint64   `json:"recordRevision,omitempty"`
+	// RootKey is the keyed hash of the project's canonical root on its
+	// machine (store.Identity.RootKey), never the root itself.
+	RootKey string `json:"rootKey,omitempty"`
+	// UpdatedAt is GBrain's updated_at, to refresh the mirror incrementally.
+	UpdatedAt string `json:"updatedAt,omitempty"`
+	// Edited says a person changed the card after cgcat wrote it.
+	Edited bool `json:"edited,omitempty"`
+}
