@@ -27,9 +27,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,9 +267,35 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 		h.unauthorized(w, "Invalid Authorization header format, expected 'Bearer TOKEN'")
 		return
 	}
+	// The body is read before authenticating only for the fault switch
+	// ExpireTokensBefore (GBrain authenticates first and never looks).
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4<<20))
+	if err != nil {
+		writeJSON(w, http.StatusRequestEntityTooLarge, rpcError(-32700, "Parse error: body too large"))
+		return
+	}
+	expire := false
+	if ctl, _ := fakebrain.ReadControl(controlPath); len(ctl.ExpireTokensBefore) > 0 {
+		var peek struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(raw, &peek)
+		expire = peek.Method == "tools/call" && slices.Contains(ctl.ExpireTokensBefore, peek.Params.Name)
+		if expire {
+			// One shot: the retry with a new token goes through.
+			ctl.ExpireTokensBefore = slices.DeleteFunc(ctl.ExpireTokensBefore, func(s string) bool { return s == peek.Params.Name })
+			_ = fakebrain.WriteControl(controlPath, ctl)
+		}
+	}
 	var caller *fakebrain.Caller
 	var why string
 	if err := fakebrain.Update(statePath, func(st *fakebrain.State) error {
+		if expire {
+			fakebrain.ExpireTokens(st, time.Now())
+		}
 		caller, why = fakebrain.VerifyToken(st, tok, time.Now())
 		if caller != nil {
 			st.HTTP.Requests++
@@ -291,7 +319,7 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body json.RawMessage
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20)).Decode(&body); err != nil {
+	if err := json.Unmarshal(raw, &body); err != nil {
 		writeJSON(w, http.StatusBadRequest, rpcError(-32700, "Parse error: Invalid JSON"))
 		return
 	}

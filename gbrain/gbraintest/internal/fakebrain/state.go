@@ -175,6 +175,11 @@ type Control struct {
 	// TokenStatus makes the HTTP token endpoint answer this status without
 	// minting a token: 429 (rate limited) or 503 (down).
 	TokenStatus int `json:"token_status,omitempty"`
+	// ExpireTokensBefore: the next HTTP call of one of these tools first
+	// expires every access token issued so far (as if its time ran out just
+	// then), so it is refused with 401 before it runs. One shot: the tool
+	// is removed from the list when it fires.
+	ExpireTokensBefore []string `json:"expire_tokens_before,omitempty"`
 }
 
 // ReadControl reads the control file; a missing or empty path or file is
