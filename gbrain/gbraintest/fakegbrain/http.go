@@ -177,10 +177,16 @@ func (h *httpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// writeJSON answers as Express's res.json does (JSON.stringify: no HTML
+// escaping, no trailing newline).
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = io.WriteString(w, strings.TrimSuffix(b.String(), "\n"))
 }
 
 func rpcError(code int, msg string) map[string]any {
