@@ -309,16 +309,16 @@ func firstNonEmptyStr(xs ...string) string {
 
 // gbrainStatus is `cgcat gbrain status --json`.
 type gbrainStatus struct {
-	Enabled        bool               `json:"enabled"`
-	Message        string             `json:"message,omitempty"`
-	Connection     string             `json:"connection,omitempty"`
-	Connected      bool               `json:"connected"`
-	Server         string             `json:"server,omitempty"`
-	ConnectError   string             `json:"connectError,omitempty"`
-	ExpectedBrain  string             `json:"expectedBrain,omitempty"`
-	ExpectedSource string             `json:"expectedSource,omitempty"`
-	SourceOK       bool               `json:"sourceOk"`
-	SourceError    string             `json:"sourceError,omitempty"`
+	Enabled        bool   `json:"enabled"`
+	Message        string `json:"message,omitempty"`
+	Connection     string `json:"connection,omitempty"`
+	Connected      bool   `json:"connected"`
+	Server         string `json:"server,omitempty"`
+	ConnectError   string `json:"connectError,omitempty"`
+	ExpectedBrain  string `json:"expectedBrain,omitempty"`
+	ExpectedSource string `json:"expectedSource,omitempty"`
+	SourceOK       bool   `json:"sourceOk"`
+	SourceError    string `json:"sourceError,omitempty"`
 	// Auth is how an HTTP connection authenticates (never a secret).
 	Auth *gbrain.AuthInfo `json:"auth,omitempty"`
 	// WriteSource is where pages written through this connection land, as
@@ -327,11 +327,11 @@ type gbrainStatus struct {
 	WriteSource      *gbrain.WriteSource `json:"writeSource,omitempty"`
 	WriteSourceOK    bool                `json:"writeSourceOk"`
 	WriteSourceError string              `json:"writeSourceError,omitempty"`
-	SlugPrefix     string             `json:"slugPrefix,omitempty"`
-	Projection     string             `json:"projection,omitempty"`
-	SemanticSearch bool               `json:"semanticSearch"`
-	Store          *projection.Status `json:"store,omitempty"`
-	StoreError     string             `json:"storeError,omitempty"`
+	SlugPrefix       string              `json:"slugPrefix,omitempty"`
+	Projection       string              `json:"projection,omitempty"`
+	SemanticSearch   bool                `json:"semanticSearch"`
+	Store            *projection.Status  `json:"store,omitempty"`
+	StoreError       string              `json:"storeError,omitempty"`
 }
 
 // inspectGBrain gathers the status: the store (no network) and one dial.
