@@ -548,6 +548,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	c.countCall(tool)
 	res, err := c.mc.CallTool(cctx, req)
 	if err != nil && c.auth != nil {
 		// HTTP: a call refused before GBrain ran it (no token, a 401)
@@ -557,6 +558,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 		// re-sends a write by itself.
 		class, cause, retry := c.authFailure(err, mutating)
 		if retry {
+			c.countCall(tool)
 			res, err = c.mc.CallTool(cctx, req)
 			if err != nil {
 				class, cause, _ = c.authFailure(err, true)

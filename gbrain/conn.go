@@ -195,6 +195,9 @@ type Client struct {
 	auth     *tokenSource    // HTTP only
 	httpBase *http.Transport // HTTP only
 
+	callsMu sync.Mutex
+	calls   map[string]int // tool calls sent (each attempt)
+
 	wsMu  sync.Mutex
 	wsGen uint64       // token generation whose write source was checked
 	ws    *WriteSource // the last write-source check that passed (HTTP)
@@ -433,6 +436,27 @@ func (c *Client) shutdown() error {
 		c.httpBase.CloseIdleConnections()
 	}
 	return err
+}
+
+// CallCounts returns how many calls of each tool this client has sent so
+// far, re-sent ones included (figures and tests).
+func (c *Client) CallCounts() map[string]int {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	out := make(map[string]int, len(c.calls))
+	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Client) countCall(tool string) {
+	c.callsMu.Lock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
+	c.calls[tool]++
+	c.callsMu.Unlock()
 }
 
 // Auth describes how an HTTP connection authenticates and how its tokens
