@@ -123,18 +123,18 @@ func (c Connection) validateAuth() error {
 		return errors.New("gbrain connection: clientSecretEnv needs clientIdEnv (the variable holding the client id)")
 	}
 	for _, f := range []struct{ field, v string }{{"tokenEnv", c.TokenEnv}, {"clientIdEnv", c.ClientIDEnv}, {"clientSecretEnv", c.ClientSecretEnv}} {
-		if err := CheckEnvName(f.v); f.v != "" && err != nil {
+		if err := checkEnvName(f.v); f.v != "" && err != nil {
 			return fmt.Errorf("gbrain connection: %s: %w", f.field, err)
 		}
 	}
 	return nil
 }
 
-// CheckEnvName checks that name can be the name of an environment variable
+// checkEnvName checks that name can be the name of an environment variable
 // holding a credential (letters, digits and _, not starting with a digit) and
 // does not look like a GBrain credential itself (gbrain_…): secrets live in
 // the environment, never in the config file.
-func CheckEnvName(name string) error {
+func checkEnvName(name string) error {
 	if strings.HasPrefix(strings.ToLower(name), "gbrain_cl_") || strings.HasPrefix(strings.ToLower(name), "gbrain_cs_") ||
 		strings.HasPrefix(strings.ToLower(name), "gbrain_at_") || (strings.HasPrefix(name, "gbrain_") && len(name) > 40) {
 		return errors.New("this looks like a GBrain credential, not the name of an environment variable: put the value in an environment variable and write that variable's name here (secrets never go into the config file)")

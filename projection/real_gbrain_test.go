@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -271,6 +272,43 @@ func TestRealGBrainOverHTTP(t *testing.T) {
 	t.Logf("HTTP:  first sync of %d cards %.1f cards/s, %.2f calls per card (%+v); second sync calls %v", n, perSec, perCard, rep, second)
 	srep, sPerSec, sPerCard, ssecond := syncWith(t, g, g.stdio(), n)
 	t.Logf("stdio: first sync of %d cards %.1f cards/s, %.2f calls per card (%+v); second sync calls %v", n, sPerSec, sPerCard, srep, ssecond)
+
+	// Warm per-call latency, p50 of 20, on one page.
+	slug := "catalog/codegraph/cg_reallatency"
+	if _, err := c.PutPage(ctx, slug, "---\ntitle: latency probe\n---\nlatency probe"); err != nil {
+		t.Fatal(err)
+	}
+	sc2, err := gbrain.Dial(ctx, g.stdio(), gbrain.Options{ExpectedSource: g.source, HandshakeTimeout: 60 * time.Second, CallTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc2.Close()
+	for _, tc := range []struct {
+		name string
+		c    *gbrain.Client
+	}{{"HTTP", c}, {"stdio", sc2}} {
+		get := p50(t, func() error { _, err := tc.c.GetPage(ctx, slug, true); return err })
+		put := p50(t, func() error {
+			_, err := tc.c.PutPage(ctx, slug, fmt.Sprintf("---\ntitle: latency probe\n---\nlatency probe %d", time.Now().UnixNano()))
+			return err
+		})
+		list := p50(t, func() error { _, err := tc.c.ListPages(ctx, gbrain.ListOptions{Limit: 10}); return err })
+		t.Logf("%s warm p50 of 20: get_page %s, put_page %s, list_pages %s", tc.name, get, put, list)
+	}
+}
+
+func p50(t *testing.T, fn func() error) time.Duration {
+	t.Helper()
+	var ds []time.Duration
+	for range 20 {
+		start := time.Now()
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2].Round(100 * time.Microsecond)
 }
 
 // Token renewals of a connection that lives for CGCAT_REAL_GBRAIN_IDLE_SECONDS
