@@ -1,7 +1,9 @@
 package projection
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +123,40 @@ func TestSyncOverHTTPWrongSourceWritesNothing(t *testing.T) {
 	}
 	if d := e.depth(); d != n {
 		t.Errorf("outbox depth %d, want %d (nothing lost)", d, n)
+	}
+}
+
+// `cgcat serve`'s GBrain service over HTTP: it projects and recalls, and
+// keeps doing both after every token it holds stopped working.
+func TestServiceOverHTTP(t *testing.T) {
+	e := newEnv(t, 3)
+	e.overHTTP(gbraintest.HTTPOptions{}, testSource)
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())
+	waitFor(t, "the first drain", 15*time.Second, func() bool { return e.depth() == 0 && len(e.listed()) == 3 })
+	e.fake.ExpireTokens(t)
+	hits, err := s.Recall().Recall(e.ctx, "kw0002", 5)
+	if err != nil || len(hits) != 1 || hits[0].ProjectID != e.record("pkg-0002").ID {
+		t.Fatalf("recall after the token expired: %+v %v", hits, err)
+	}
+	e.fake.ExpireTokens(t)
+	target := e.record("pkg-0001")
+	writePkg(t, target.Root, "pkg-0001", "a brand new purpose")
+	e.rescan()
+	waitFor(t, "the changed card", 10*time.Second, func() bool {
+		return strings.Contains(e.fake.Content(t, testSource, e.slug(target.ID)), "a brand new purpose")
+	})
+	if st := s.Status(); !st.Connected || st.LastErr != "" {
+		t.Errorf("status %+v", st)
+	}
+	if h := e.fake.HTTP(t); h.TokensIssued != 3 || h.Unauthorized != 2 {
+		t.Errorf("fake saw %+v (want one 401 and one new token per expiry)", h)
+	}
+	cancel()
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the service did not stop")
 	}
 }
