@@ -56,9 +56,10 @@ func (e *env) wantWrittenOnce(n int) {
 func TestSyncOverHTTPOutlivesItsToken(t *testing.T) {
 	const n = 12
 	e := newEnv(t, n)
-	e.overHTTP(gbraintest.HTTPOptions{TokenTTL: 3}, testSource)
-	// 100 ms a call: 12 cards x 3 calls take about 4 s, beyond two
-	// renewals of a 3 s token (renewed 1.5 s into its life).
+	e.overHTTP(gbraintest.HTTPOptions{TokenTTL: 4}, testSource)
+	// 100 ms a call: 12 cards x 3 calls take about 4 s, beyond the
+	// renewal of a 4 s token (2.2 s into its life; GBrain's whole-second
+	// expiry leaves it at least 3 s).
 	e.fake.SetControl(t, gbraintest.Control{DelayMs: 100})
 	start := time.Now()
 	rep := e.drain(e.projector())
