@@ -165,7 +165,7 @@ func (s *tokenSource) describe() string {
 	case AuthStaticToken:
 		return "the token in " + s.tokenEnv
 	}
-	return "no credentials (set clientIdEnv and clientSecretEnv in the connection)"
+	return "a request without credentials (name the variables holding a client id and secret in clientIdEnv and clientSecretEnv)"
 }
 
 func (s *tokenSource) info() AuthInfo {

@@ -356,3 +356,49 @@ func TestRealGBrainTokenRenewals(t *testing.T) {
 		t.Errorf("fetched %d tokens in %s (at most %d expected); idle %d", b.Fetches, took.Round(time.Second), want, i.Fetches)
 	}
 }
+
+// Tokens that stop working mid-sync on a real GBrain (their expiry moved
+// to the past in its database, as a revocation or a clock jump would):
+// the refused calls were not applied, a new token is fetched, every card
+// lands once. Needs psql on PATH.
+func TestRealGBrainRefusedMidSync(t *testing.T) {
+	g := newRealGBrain(t)
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql is not on PATH (needed to expire tokens in GBrain's database)")
+	}
+	url := g.serveHTTP(3600)
+	id, secret := g.register("cgcat-t-401-"+g.source, g.source, 0)
+	expire := func() {
+		out, err := exec.Command(psql, os.Getenv("CGCAT_REAL_GBRAIN_DATABASE_URL"), "-v", "ON_ERROR_STOP=1", "-qc",
+			"UPDATE oauth_tokens SET expires_at = 1 WHERE client_id = '"+id+"'").CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql: %v %s", err, out)
+		}
+	}
+	const n = 20
+	e := newEnv(t, n)
+	e.conn.Close()
+	e.conn = NewConnWith(credentialsConn(t, url, id, secret), gbrain.Options{ExpectedSource: g.source, HandshakeTimeout: 60 * time.Second, CallTimeout: 30 * time.Second})
+	t.Cleanup(func() { e.conn.Close() })
+	p := e.projector()
+	p.RetryBudget = 10 * time.Second
+	p.Progress = func(pr Progress) {
+		if pr.Done == 5 || pr.Done == 12 {
+			expire()
+		}
+	}
+	rep := e.drain(p)
+	if rep.Written != n || rep.Adopted != 0 || rep.Conflicts != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	a := e.conn.Current().Auth()
+	if a.Rejections != 2 || a.Fetches != 3 || a.LastRejection != "Token expired" {
+		t.Errorf("auth %+v (want two 401s, three tokens)", a)
+	}
+	calls := e.conn.Current().CallCounts()
+	t.Logf("%d cards through two expiries: %+v calls, %d tokens, %d refusals", n, calls, a.Fetches, a.Rejections)
+	if calls["put_page"] != n {
+		t.Errorf("%d puts for %d cards", calls["put_page"], n)
+	}
+}
