@@ -38,6 +38,9 @@ const (
 	StderrTailSize = 4096
 )
 
+// idleConnTimeout is shorter than GBrain's HTTP keep-alive timeout (5 s).
+const idleConnTimeout = 4 * time.Second
+
 // Connection says how to reach GBrain: either a stdio child (Command, with
 // Args, Env and Cwd) or an HTTP URL (`gbrain serve --http`, its MCP endpoint
 // such as http://127.0.0.1:3131/mcp). An HTTP connection authenticates with
@@ -272,6 +275,11 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 		// it); the token source adds the bearer token to every request,
 		// fetching and renewing OAuth tokens as they are needed.
 		base := http.DefaultTransport.(*http.Transport).Clone()
+		// GBrain (Node) closes an idle keep-alive connection after 5 s
+		// ("Keep-Alive: timeout=5"). A write sent on a connection the
+		// server is closing fails after it left, which is ambiguous:
+		// drop idle connections before the server does.
+		base.IdleConnTimeout = idleConnTimeout
 		c.httpBase = base
 		src, err := newTokenSource(conn, &http.Client{Transport: base, Timeout: opts.CallTimeout}, logger)
 		if err != nil {

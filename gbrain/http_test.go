@@ -376,6 +376,11 @@ func TestHTTPWriteClasses(t *testing.T) {
 	}
 
 	h.srv.Stop()
+	// The first request may go out on the kept-alive connection of the
+	// dead server (a read: Transient either way); the write then finds
+	// nobody listening: nothing was sent.
+	_, err = c.GetPage(ctx, slug, false)
+	wantClass(t, err, gbrain.Transient)
 	_, err = c.PutPage(ctx, slug, encode(t, card("cg_drop1", 2)))
 	wantClass(t, err, gbrain.Transient, gbrain.ErrNotConnected)
 	var op *net.OpError
