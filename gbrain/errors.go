@@ -119,7 +119,7 @@ var (
 	// ErrWrongWriteSource: pages written through this connection would land
 	// in another source than the expected one (an HTTP token bound to
 	// another source, or a static token, which writes to "default").
-	ErrWrongWriteSource = errors.New("gbrain writes through this connection land in another source")
+	ErrWrongWriteSource = errors.New("wrong gbrain write source")
 
 	// Local refusals (nothing was sent).
 	ErrInvalidSlug     = errors.New("invalid slug")

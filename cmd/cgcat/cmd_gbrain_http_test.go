@@ -59,7 +59,7 @@ func TestGBrainOverHTTP(t *testing.T) {
 		return runGBrainStatus(context.Background(), e.globals(), &gbrainStatusOptions{}, out, errOut)
 	})
 	mustContain(t, text, "(static token from $CGCAT_FAKE_GBRAIN_TOKEN_", "connection: ok (gbrain 0.46.28.0)",
-		"writes: WARNING: gbrain whoami: gbrain writes through this connection land in another source: a static token (`gbrain auth create`) writes to GBrain's default source, not to \"codegraph-catalog\"")
+		"writes: WARNING: gbrain whoami: wrong gbrain write source: a static token (`gbrain auth create`) writes to GBrain's default source, not to \"codegraph-catalog\"")
 	mustNotContain(t, text, static)
 	warns, fails := doctorChecks(t, e.cfgPath)
 	if fails != 0 || len(warns) != 1 || !strings.Contains(warns[0], "GBrain write source") {
