@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -125,13 +126,32 @@ type Source struct {
 	PageCount int    `json:"page_count"`
 }
 
-// Identity is a whoami answer. Over stdio GBrain does not show the source.
+// Identity is a whoami answer. Over stdio GBrain says only {transport:
+// "stdio", scopes: []}; over HTTP an OAuth client's token shows its client,
+// scopes and write source (source_id), a static token its name.
 type Identity struct {
-	Transport string   `json:"transport"`
-	Scopes    []string `json:"scopes"`
-	SourceID  string   `json:"source_id"`
-	ClientID  string   `json:"client_id"`
+	Transport     string    `json:"transport"` // "stdio", "oauth", "legacy" (static token), "local"
+	Scopes        []string  `json:"scopes"`
+	SourceID      string    `json:"source_id"` // oauth: where its writes land (null: "default")
+	ClientID      string    `json:"client_id"`
+	ClientName    string    `json:"client_name"`
+	TokenName     string    `json:"token_name"` // legacy
+	FederatedRead []string  `json:"federated_read"`
+	ExpiresAt     Timestamp `json:"expires_at"` // Unix seconds as text; "" for none
 }
+
+// WriteSource is where put_page lands through a connection, as GBrain
+// tells it.
+type WriteSource struct {
+	Transport string   `json:"transport"`        // whoami's transport
+	Source    string   `json:"source,omitempty"` // where writes land ("" when GBrain does not say)
+	Expected  string   `json:"expected"`
+	Scopes    []string `json:"scopes,omitempty"` // the token's scopes (HTTP)
+	How       string   `json:"how"`              // how Source was established, for people
+}
+
+// OK reports whether writes land in the expected source.
+func (w *WriteSource) OK() bool { return w != nil && w.Source != "" && w.Source == w.Expected }
 
 // GetPage reads one page. includeContent asks for the re-serialised
 // markdown (Page.Content).
@@ -213,6 +233,13 @@ func (c *Client) PutPage(ctx context.Context, slug, content string) (*PutResult,
 	}
 	if strings.TrimSpace(content) == "" {
 		return nil, &CallError{Tool: tool, Class: Definite, Err: fmt.Errorf("%w: empty content", ErrInvalidArgument)}
+	}
+	if c.auth != nil {
+		// Over HTTP the token decides the source: make sure it is ours
+		// (once per token) before writing anything.
+		if err := c.verifyWriteSource(ctx); err != nil {
+			return nil, &CallError{Tool: tool, Class: Classify(err), Err: err}
+		}
 	}
 	var raw struct {
 		PutResult
@@ -338,13 +365,112 @@ func (c *Client) chunks(ctx context.Context, tool string, args map[string]any) (
 	return out, nil
 }
 
-// Whoami returns GBrain's idea of this connection (transport, scopes).
+// Whoami returns GBrain's idea of this connection (transport, scopes, and
+// over HTTP the client and its write source).
 func (c *Client) Whoami(ctx context.Context) (*Identity, error) {
 	var id Identity
 	if err := c.call(ctx, "whoami", map[string]any{}, false, &id); err != nil {
 		return nil, err
 	}
 	return &id, nil
+}
+
+// CheckWriteSource asks GBrain where pages written through this connection
+// land and compares that with the expected source. Over stdio it is the
+// GBRAIN_SOURCE cgcat pins for the child; over HTTP it is the token's: an
+// OAuth client's registered source (whoami shows it), and `default` for a
+// static token from `gbrain auth create`.
+//
+// It returns what it found and nil when writes land in the expected
+// source. Errors: ErrNoSource; ErrWrongWriteSource when they land
+// elsewhere or GBrain does not say; ErrInsufficientScope when the token
+// cannot write (all Definite, with the WriteSource filled in); whoami's call
+// errors (WriteSource nil).
+func (c *Client) CheckWriteSource(ctx context.Context) (*WriteSource, error) {
+	const tool = "whoami"
+	if c.opts.ExpectedSource == "" {
+		return nil, &CallError{Tool: tool, Class: Definite, Err: ErrNoSource}
+	}
+	id, err := c.Whoami(ctx)
+	if err != nil {
+		return nil, err
+	}
+	exp := c.opts.ExpectedSource
+	ws := &WriteSource{Transport: id.Transport, Expected: exp, Scopes: id.Scopes}
+	fail := func(sentinel error, format string, a ...any) (*WriteSource, error) {
+		return ws, &CallError{Tool: tool, Class: Definite, Err: fmt.Errorf("%w: "+format, append([]any{sentinel}, a...)...)}
+	}
+	switch {
+	case c.conn.Command != "" && (id.Transport == "stdio" || id.Transport == "local"):
+		ws.Source, ws.How = exp, "GBRAIN_SOURCE, which cgcat sets for the gbrain child it starts"
+	case id.Transport == "oauth":
+		ws.Source = id.SourceID
+		if ws.Source == "" {
+			ws.Source = "default" // GBrain: authInfo.sourceId ?? 'default'
+		}
+		ws.How = fmt.Sprintf("the write source of OAuth client %q (whoami)", firstNonEmpty(id.ClientName, id.ClientID))
+	case id.Transport == "legacy":
+		ws.Source = "default"
+		ws.How = fmt.Sprintf("static token %q (`gbrain auth create`): GBrain writes a static token's pages to its default source", id.TokenName)
+	default:
+		ws.How = fmt.Sprintf("GBrain's whoami does not say (transport %q)", id.Transport)
+	}
+	if c.auth != nil && !hasScope(id.Scopes, "write") {
+		return fail(ErrInsufficientScope, "the token has scopes [%s] and cannot write cards; register the client with --scopes \"read write\"", strings.Join(id.Scopes, " "))
+	}
+	switch {
+	case ws.Source == exp:
+		return ws, nil
+	case id.Transport == "oauth":
+		return fail(ErrWrongWriteSource, "pages written with this token land in source %q (OAuth client %q was registered with it), not in %q. Register a client for %q (`gbrain auth register-client NAME --grant-types client_credentials --scopes \"read write\" --source %s`) and put its id and secret in the environment, or move this one (`gbrain auth rescope-client %s --source %s`)",
+			ws.Source, firstNonEmpty(id.ClientName, id.ClientID), exp, exp, exp, firstNonEmpty(id.ClientID, "CLIENT_ID"), exp)
+	case id.Transport == "legacy":
+		return fail(ErrWrongWriteSource, "a static token (`gbrain auth create`) writes to GBrain's default source, not to %q. Use OAuth client credentials instead: `gbrain auth register-client NAME --grant-types client_credentials --scopes \"read write\" --source %s`, then clientIdEnv and clientSecretEnv in the connection",
+			exp, exp)
+	}
+	return fail(ErrWrongWriteSource, "cannot tell where pages written through this connection land (whoami says transport %q); refusing to write to %q blindly", id.Transport, exp)
+}
+
+// verifyWriteSource runs CheckWriteSource once per token (HTTP): a
+// client's source can be changed by an operator between tokens.
+func (c *Client) verifyWriteSource(ctx context.Context) error {
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	// The token the write will carry (fetched now if the last one was
+	// dropped or is due).
+	_, gen, err := c.auth.token(ctx)
+	if err != nil {
+		return err
+	}
+	if c.ws != nil && c.wsGen == gen {
+		return nil
+	}
+	ws, err := c.CheckWriteSource(ctx)
+	if err != nil {
+		return err
+	}
+	c.ws, c.wsGen = ws, c.auth.generation()
+	return nil
+}
+
+// hasScope follows GBrain's hierarchy: admin implies every scope, write
+// implies read.
+func hasScope(scopes []string, want string) bool {
+	for _, s := range scopes {
+		if s == want || s == "admin" || (want == "read" && s == "write") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 // SourcesList returns the registered sources GBrain shows this connection
@@ -422,7 +548,26 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	c.countCall(tool)
 	res, err := c.mc.CallTool(cctx, req)
+	if err != nil && c.auth != nil {
+		// HTTP: a call refused before GBrain ran it (no token, a 401)
+		// changed nothing. A refused read is sent once more with a new
+		// token; a refused write is left to the caller, who may send it
+		// again (it surely was not applied) — this package never
+		// re-sends a write by itself.
+		class, cause, retry := c.authFailure(err, mutating)
+		if retry {
+			c.countCall(tool)
+			res, err = c.mc.CallTool(cctx, req)
+			if err != nil {
+				class, cause, _ = c.authFailure(err, true)
+			}
+		}
+		if cause != nil {
+			return fail(class, cause)
+		}
+	}
 	if err != nil {
 		switch {
 		case connectionGone(err):
@@ -435,6 +580,10 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 			return fail(lostClass, ctx.Err())
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			return fail(lostClass, fmt.Errorf("%w after %s", ErrCallTimeout, c.opts.CallTimeout))
+		}
+		if c.auth != nil && dialFailed(err) {
+			// Nothing reached GBrain (connection refused, no route).
+			return fail(Transient, fmt.Errorf("%w: %w", ErrNotConnected, err))
 		}
 		var te *transport.Error
 		if errors.As(err, &te) {
@@ -487,6 +636,42 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 		return fail(garbageClass, garbage("not the documented JSON ("+err.Error()+")", text))
 	}
 	return nil
+}
+
+// authFailure classifies an HTTP call that GBrain did not run: no token
+// could be had (the AuthError's class), or GBrain answered 401. retry
+// means: a read refused once with an OAuth token; send it again (the
+// refused token was dropped, the next request fetches a new one). Two 401s
+// in a row, or a 401 for a static token or no credentials, are Definite; a
+// write's first 401 is Transient: it was not applied, and the next attempt
+// carries a new token. cause is nil when err is not about authorization.
+func (c *Client) authFailure(err error, mutating bool) (class Class, cause error, retry bool) {
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		return ae.Class, ae.Err, false
+	}
+	var ar *transport.AuthorizationRequiredError
+	if !errors.As(err, &ar) {
+		return 0, nil, false
+	}
+	why := c.auth.lastReason()
+	if why == "" {
+		why = "no reason given"
+	}
+	cause = fmt.Errorf("%w: GBrain refused %s (%s)", ErrUnauthorized, c.auth.describe(), why)
+	switch {
+	case c.auth.mode != AuthClientCredentials || c.auth.inARow() >= 2:
+		return Definite, cause, false
+	case !mutating:
+		return 0, nil, true
+	}
+	return Transient, fmt.Errorf("%w; nothing was written, the next attempt fetches a new token", cause), false
+}
+
+// dialFailed reports an HTTP request that never reached the server.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // isProtocolError recognises the JSON-RPC error answers mcp-go names.

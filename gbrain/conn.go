@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -37,17 +38,44 @@ const (
 	StderrTailSize = 4096
 )
 
+// idleConnTimeout is shorter than GBrain's HTTP keep-alive timeout (5 s).
+const idleConnTimeout = 4 * time.Second
+
 // Connection says how to reach GBrain: either a stdio child (Command, with
-// Args, Env and Cwd) or an HTTP URL (`gbrain serve --http`) with a bearer
-// token read from the environment variable named TokenEnv when dialing. The
-// token itself is never stored here.
+// Args, Env and Cwd) or an HTTP URL (`gbrain serve --http`, its MCP endpoint
+// such as http://127.0.0.1:3131/mcp). An HTTP connection authenticates with
+// OAuth client credentials (the client id and secret in the environment
+// variables named ClientIDEnv and ClientSecretEnv: tokens are fetched from
+// GBrain's token endpoint and renewed before they expire) or with a static
+// bearer token (in the variable named TokenEnv; GBrain writes a static
+// token's pages to its `default` source). Secrets are read from the
+// environment when dialing and never stored here.
 type Connection struct {
-	Command  string            `json:"command,omitempty"` // absolute path of the gbrain executable
-	Args     []string          `json:"args,omitempty"`    // e.g. ["serve"]
-	Env      map[string]string `json:"env,omitempty"`     // added to cgcat's environment
-	Cwd      string            `json:"cwd,omitempty"`     // absolute; empty = cgcat's working directory
-	URL      string            `json:"url,omitempty"`     // http(s) MCP endpoint
-	TokenEnv string            `json:"tokenEnv,omitempty"`
+	Command         string            `json:"command,omitempty"` // absolute path of the gbrain executable
+	Args            []string          `json:"args,omitempty"`    // e.g. ["serve"]
+	Env             map[string]string `json:"env,omitempty"`     // added to cgcat's environment
+	Cwd             string            `json:"cwd,omitempty"`     // absolute; empty = cgcat's working directory
+	URL             string            `json:"url,omitempty"`     // http(s) MCP endpoint
+	TokenEnv        string            `json:"tokenEnv,omitempty"`
+	ClientIDEnv     string            `json:"clientIdEnv,omitempty"`
+	ClientSecretEnv string            `json:"clientSecretEnv,omitempty"`
+}
+
+// HTTP reports whether this is an HTTP connection.
+func (c Connection) HTTP() bool { return c.URL != "" }
+
+// AuthMode is how an HTTP connection authenticates: AuthClientCredentials,
+// AuthStaticToken or AuthNone ("" for a stdio connection).
+func (c Connection) AuthMode() string {
+	switch {
+	case c.URL == "":
+		return ""
+	case c.ClientIDEnv != "":
+		return AuthClientCredentials
+	case c.TokenEnv != "":
+		return AuthStaticToken
+	}
+	return AuthNone
 }
 
 // Validate checks the connection's shape without touching anything.
@@ -69,8 +97,8 @@ func (c Connection) Validate() error {
 				return fmt.Errorf("gbrain connection: bad environment variable name %q", k)
 			}
 		}
-		if c.TokenEnv != "" {
-			return errors.New("gbrain connection: tokenEnv applies to url connections only")
+		if c.TokenEnv != "" || c.ClientIDEnv != "" || c.ClientSecretEnv != "" {
+			return errors.New("gbrain connection: tokenEnv, clientIdEnv and clientSecretEnv apply to url connections only")
 		}
 	default:
 		u, err := url.Parse(c.URL)
@@ -78,10 +106,48 @@ func (c Connection) Validate() error {
 			return fmt.Errorf("gbrain connection: url %q must be an absolute http(s) URL", c.URL)
 		}
 		if u.User != nil {
-			return errors.New("gbrain connection: url must not carry credentials; name an environment variable in tokenEnv")
+			return errors.New("gbrain connection: url must not carry credentials; name environment variables in clientIdEnv and clientSecretEnv")
 		}
 		if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
 			return errors.New("gbrain connection: args, env and cwd apply to command connections only")
+		}
+		return c.validateAuth()
+	}
+	return nil
+}
+
+func (c Connection) validateAuth() error {
+	switch {
+	case c.TokenEnv != "" && (c.ClientIDEnv != "" || c.ClientSecretEnv != ""):
+		return errors.New("gbrain connection: set either tokenEnv (a static token) or clientIdEnv and clientSecretEnv (OAuth client credentials), not both")
+	case c.ClientIDEnv != "" && c.ClientSecretEnv == "":
+		return errors.New("gbrain connection: clientIdEnv needs clientSecretEnv (the variable holding the client secret)")
+	case c.ClientSecretEnv != "" && c.ClientIDEnv == "":
+		return errors.New("gbrain connection: clientSecretEnv needs clientIdEnv (the variable holding the client id)")
+	}
+	for _, f := range []struct{ field, v string }{{"tokenEnv", c.TokenEnv}, {"clientIdEnv", c.ClientIDEnv}, {"clientSecretEnv", c.ClientSecretEnv}} {
+		if err := checkEnvName(f.v); f.v != "" && err != nil {
+			return fmt.Errorf("gbrain connection: %s: %w", f.field, err)
+		}
+	}
+	return nil
+}
+
+// checkEnvName checks that name can be the name of an environment variable
+// holding a credential (letters, digits and _, not starting with a digit) and
+// does not look like a GBrain credential itself (gbrain_…): secrets live in
+// the environment, never in the config file.
+func checkEnvName(name string) error {
+	if strings.HasPrefix(strings.ToLower(name), "gbrain_cl_") || strings.HasPrefix(strings.ToLower(name), "gbrain_cs_") ||
+		strings.HasPrefix(strings.ToLower(name), "gbrain_at_") || (strings.HasPrefix(name, "gbrain_") && len(name) > 40) {
+		return errors.New("this looks like a GBrain credential, not the name of an environment variable: put the value in an environment variable and write that variable's name here (secrets never go into the config file)")
+	}
+	if name == "" {
+		return errors.New("is empty")
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return fmt.Errorf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", name)
 		}
 	}
 	return nil
@@ -128,6 +194,16 @@ type Client struct {
 	cmd    *exec.Cmd // stdio only; set by the command factory during Start
 	stderr *tailBuffer
 	info   ServerInfo
+
+	auth     *tokenSource    // HTTP only
+	httpBase *http.Transport // HTTP only
+
+	callsMu sync.Mutex
+	calls   map[string]int // tool calls sent (each attempt)
+
+	wsMu  sync.Mutex
+	wsGen uint64       // token generation whose write source was checked
+	ws    *WriteSource // the last write-source check that passed (HTTP)
 
 	cancelLife context.CancelFunc
 
@@ -195,20 +271,27 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 				return cmd, nil
 			}))
 	} else {
-		token := ""
-		if conn.TokenEnv != "" {
-			token = os.Getenv(conn.TokenEnv)
-			if token == "" {
-				return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: environment variable %s (tokenEnv) is empty", conn.TokenEnv)}
-			}
-		}
-		var hopts []transport.StreamableHTTPCOption
-		hopts = append(hopts, transport.WithHTTPLogger(logger))
-		if token != "" {
-			hopts = append(hopts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-		}
-		tr, err := transport.NewStreamableHTTP(conn.URL, hopts...)
+		// One HTTP transport per client (its idle connections end with
+		// it); the token source adds the bearer token to every request,
+		// fetching and renewing OAuth tokens as they are needed.
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		// GBrain (Node) closes an idle keep-alive connection after 5 s
+		// ("Keep-Alive: timeout=5"). A write sent on a connection the
+		// server is closing fails after it left, which is ambiguous:
+		// drop idle connections before the server does.
+		base.IdleConnTimeout = idleConnTimeout
+		c.httpBase = base
+		src, err := newTokenSource(conn, &http.Client{Transport: base, Timeout: opts.CallTimeout}, logger)
 		if err != nil {
+			base.CloseIdleConnections()
+			return nil, &DialError{Class: Definite, Err: err}
+		}
+		c.auth = src
+		tr, err := transport.NewStreamableHTTP(conn.URL,
+			transport.WithHTTPLogger(logger),
+			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}}))
+		if err != nil {
+			base.CloseIdleConnections()
 			return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
 		}
 		c.tr = tr
@@ -263,10 +346,20 @@ func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError
 	if errors.Is(hctx.Err(), context.DeadlineExceeded) {
 		return &DialError{Class: Transient, Err: &HandshakeTimeoutError{After: c.opts.HandshakeTimeout, Stderr: c.stderrTail()}}
 	}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		return &DialError{Class: ae.Class, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, ae.Err)}
+	}
 	var authErr *transport.AuthorizationRequiredError
-	var oauthErr *transport.OAuthAuthorizationRequiredError
-	if errors.As(err, &authErr) || errors.As(err, &oauthErr) {
-		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake with %s: authorization refused (check the token in %s): %w", c.conn.URL, c.conn.TokenEnv, err)}
+	if errors.As(err, &authErr) {
+		why := ""
+		if r := c.auth.lastReason(); r != "" {
+			why = " (" + r + ")"
+		}
+		return &DialError{Class: Definite, Err: fmt.Errorf("%w: gbrain handshake with %s: GBrain refused %s%s", ErrUnauthorized, c.conn.URL, c.auth.describe(), why)}
+	}
+	if c.cmd == nil && errors.Is(err, transport.ErrLegacySSEServer) {
+		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake with %s: the server answered HTTP 4xx to initialize; url must be the MCP endpoint of `gbrain serve --http` (it is /mcp, e.g. http://127.0.0.1:3131/mcp)", c.conn.URL)}
 	}
 	if c.cmd == nil {
 		// HTTP: refused connection, DNS, 5xx — a later dial may work.
@@ -347,7 +440,40 @@ func (c *Client) shutdown() error {
 	}
 	err := c.mc.Close()
 	c.cancelLife()
+	if c.httpBase != nil {
+		c.httpBase.CloseIdleConnections()
+	}
 	return err
+}
+
+// CallCounts returns how many calls of each tool this client has sent so
+// far, re-sent ones included (figures and tests).
+func (c *Client) CallCounts() map[string]int {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	out := make(map[string]int, len(c.calls))
+	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Client) countCall(tool string) {
+	c.callsMu.Lock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
+	c.calls[tool]++
+	c.callsMu.Unlock()
+}
+
+// Auth describes how an HTTP connection authenticates and how its tokens
+// fared (never a secret). For a stdio connection it is the zero value.
+func (c *Client) Auth() AuthInfo {
+	if c.auth == nil {
+		return AuthInfo{}
+	}
+	return c.auth.info()
 }
 
 // reap closes the stdio transport (stdin first, then signals; it waits for

@@ -5,17 +5,24 @@
 //
 // It owns:
 //   - the connection: a stdio child ([Connection.Command]) or an HTTP URL
-//     ([Connection.URL]) with a bearer token read from an environment
-//     variable at dial time, the MCP handshake, the child's lifetime
-//     (stdin closed first, then a signal) and its stderr tail;
+//     ([Connection.URL], GBrain's stateless streamable HTTP), the MCP
+//     handshake, the child's lifetime (stdin closed first, then a signal)
+//     and its stderr tail;
+//   - HTTP authentication (auth.go): OAuth 2.1 client credentials read from
+//     environment variables at dial time, the token endpoint found by
+//     discovery on the configured host only, one token per lifetime renewed
+//     before it expires, a read refused with 401 re-sent once with a new
+//     token; or a static bearer token;
 //   - the typed calls cgcat needs (get_page, put_page, list_pages, search,
 //     query, delete_page, whoami, sources_list), sending only the parameters
 //     GBrain documents and parsing only the JSON text of content[0];
 //   - the error classes a caller acts on: [Definite], [Transient] and
 //     [Ambiguous] (a write that may have happened), see [Classify];
 //   - source safety: the source id is validated, pinned for a stdio child
-//     (GBRAIN_SOURCE), checked against sources_list ([Client.CheckSource]) and
-//     checked on every page read;
+//     (GBRAIN_SOURCE), checked against sources_list ([Client.CheckSource]),
+//     checked on every page read, and over HTTP — where the token decides
+//     where writes land — checked with whoami before the first write of
+//     every token ([Client.CheckWriteSource]);
 //   - the card codec ([Card], [Encode], [Decode], [CardSlug], [ContentHash]).
 //
 // It must never:
@@ -23,7 +30,9 @@
 //     handed cards and slugs and hands back pages and errors;
 //   - retry a write by itself: put_page has no compare-and-swap, so whether
 //     and when to retry after an [Ambiguous] failure (read back first, compare
-//     hashes) is the projector's decision;
+//     hashes) is the projector's decision — and so is re-sending a write that
+//     GBrain refused with 401 (surely not applied: [Transient]);
+//   - log or put into an error a client secret or a token.
 //   - reuse a host's GBrain connection, or write without a pinned source;
 //   - treat anything it reads from GBrain as a binding or a path to hand out:
 //     a decoded card is a claim to be checked against the local catalog.

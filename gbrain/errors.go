@@ -53,6 +53,10 @@ func Classify(err error) Class {
 	if errors.As(err, &de) {
 		return de.Class
 	}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		return ae.Class
+	}
 	return Definite
 }
 
@@ -83,6 +87,9 @@ var (
 	// ErrAmbiguousSlug is GBrain's {error: "ambiguous_slug"} answer (not
 	// flagged isError by GBrain).
 	ErrAmbiguousSlug = errors.New("ambiguous_slug")
+	// ErrInsufficientScope is GBrain's answer over HTTP when the token's
+	// scopes do not cover the tool (e.g. put_page with a read-only token).
+	ErrInsufficientScope = errors.New("insufficient_scope")
 	// ErrPutRejected is a put_page answer with status "error" (not flagged
 	// isError by GBrain; e.g. invalid YAML frontmatter).
 	ErrPutRejected = errors.New("put_page answered status error")
@@ -94,6 +101,12 @@ var (
 	ErrClosed           = errors.New("gbrain client closed")
 	ErrHandshakeTimeout = errors.New("gbrain handshake timed out")
 	ErrProcessExited    = errors.New("gbrain process exited")
+	// ErrUnauthorized: GBrain answered HTTP 401 (a missing, unknown, revoked
+	// or expired token). Nothing was applied.
+	ErrUnauthorized = errors.New("gbrain refused the token (HTTP 401)")
+	// ErrCredentialsRefused: the token endpoint refused the client id or
+	// secret. It does not go away by retrying.
+	ErrCredentialsRefused = errors.New("gbrain refused the client credentials")
 	// ErrBrainLocked: the child exited because its embedded PGLite database
 	// is already open in another `gbrain serve` (typically the agent host's
 	// own GBrain connection). It does not go away by retrying.
@@ -103,6 +116,10 @@ var (
 	ErrGarbage       = errors.New("gbrain answered garbage")
 	ErrForeignSource = errors.New("page belongs to another gbrain source")
 	ErrSlugMismatch  = errors.New("gbrain answered for another slug")
+	// ErrWrongWriteSource: pages written through this connection would land
+	// in another source than the expected one (an HTTP token bound to
+	// another source, or a static token, which writes to "default").
+	ErrWrongWriteSource = errors.New("wrong gbrain write source")
 
 	// Local refusals (nothing was sent).
 	ErrInvalidSlug     = errors.New("invalid slug")
@@ -172,17 +189,19 @@ func (e *ToolError) Error() string {
 }
 
 var codeSentinels = map[string]error{
-	"page_not_found":    ErrPageNotFound,
-	"invalid_params":    ErrInvalidParams,
-	"unknown_tool":      ErrUnknownTool,
-	"internal_error":    ErrInternal,
-	"permission_denied": ErrPermissionDenied,
-	"database_error":    ErrDatabase,
-	"embedding_failed":  ErrEmbeddingFailed,
-	"rate_limited":      ErrRateLimited,
-	"unavailable":       ErrUnavailable,
-	"ambiguous_slug":    ErrAmbiguousSlug,
-	"put_status_error":  ErrPutRejected,
+	"page_not_found":     ErrPageNotFound,
+	"invalid_params":     ErrInvalidParams,
+	"unknown_tool":       ErrUnknownTool,
+	"unknown_operation":  ErrUnknownTool, // the same over HTTP
+	"insufficient_scope": ErrInsufficientScope,
+	"internal_error":     ErrInternal,
+	"permission_denied":  ErrPermissionDenied,
+	"database_error":     ErrDatabase,
+	"embedding_failed":   ErrEmbeddingFailed,
+	"rate_limited":       ErrRateLimited,
+	"unavailable":        ErrUnavailable,
+	"ambiguous_slug":     ErrAmbiguousSlug,
+	"put_status_error":   ErrPutRejected,
 }
 
 // Is matches the sentinel of e.Code.

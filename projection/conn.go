@@ -18,7 +18,7 @@ var ErrDisabled = errors.New("GBrain is off in this config")
 var ErrNotConnected = errors.New("not connected to GBrain")
 
 // EnableHint says how to turn GBrain on.
-const EnableHint = `GBrain is off (the default). To keep reference-only project cards in GBrain, set "gbrain": {"enabled": true, "connectionRef": "NAME", "expectedSource": "codegraph-catalog"} in the config and add "connections": {"NAME": {"command": "/abs/path/to/gbrain", "args": ["serve"]}} (or {"url": "https://…/mcp", "tokenEnv": "VAR"} for ` + "`gbrain serve --http`" + `); create the source once with ` + "`gbrain sources add codegraph-catalog`" + `.`
+const EnableHint = `GBrain is off (the default). To keep reference-only project cards in GBrain, set "gbrain": {"enabled": true, "connectionRef": "NAME", "expectedSource": "codegraph-catalog"} in the config and add "connections": {"NAME": {"command": "/abs/path/to/gbrain", "args": ["serve"]}} (or, for ` + "`gbrain serve --http`" + `, {"url": "http://127.0.0.1:3131/mcp", "clientIdEnv": "VAR1", "clientSecretEnv": "VAR2"} with the id and secret of ` + "`gbrain auth register-client NAME --grant-types client_credentials --scopes \"read write\" --source codegraph-catalog`" + ` in those variables); create the source once with ` + "`gbrain sources add codegraph-catalog`" + `.`
 
 // Connection returns the GBrain connection the config names (R7).
 func Connection(cfg *config.Config) (gbrain.Connection, error) {
@@ -29,7 +29,8 @@ func Connection(cfg *config.Config) (gbrain.Connection, error) {
 	if !ok {
 		return gbrain.Connection{}, fmt.Errorf("gbrain.connectionRef names %q, which is not in the top-level connections map", cfg.GBrain.ConnectionRef)
 	}
-	return gbrain.Connection{Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL, TokenEnv: c.TokenEnv}, nil
+	return gbrain.Connection{Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL,
+		TokenEnv: c.TokenEnv, ClientIDEnv: c.ClientIDEnv, ClientSecretEnv: c.ClientSecretEnv}, nil
 }
 
 // Conn is a GBrain connection that is dialed on demand and dialed again

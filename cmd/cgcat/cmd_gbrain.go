@@ -309,21 +309,29 @@ func firstNonEmptyStr(xs ...string) string {
 
 // gbrainStatus is `cgcat gbrain status --json`.
 type gbrainStatus struct {
-	Enabled        bool               `json:"enabled"`
-	Message        string             `json:"message,omitempty"`
-	Connection     string             `json:"connection,omitempty"`
-	Connected      bool               `json:"connected"`
-	Server         string             `json:"server,omitempty"`
-	ConnectError   string             `json:"connectError,omitempty"`
-	ExpectedBrain  string             `json:"expectedBrain,omitempty"`
-	ExpectedSource string             `json:"expectedSource,omitempty"`
-	SourceOK       bool               `json:"sourceOk"`
-	SourceError    string             `json:"sourceError,omitempty"`
-	SlugPrefix     string             `json:"slugPrefix,omitempty"`
-	Projection     string             `json:"projection,omitempty"`
-	SemanticSearch bool               `json:"semanticSearch"`
-	Store          *projection.Status `json:"store,omitempty"`
-	StoreError     string             `json:"storeError,omitempty"`
+	Enabled        bool   `json:"enabled"`
+	Message        string `json:"message,omitempty"`
+	Connection     string `json:"connection,omitempty"`
+	Connected      bool   `json:"connected"`
+	Server         string `json:"server,omitempty"`
+	ConnectError   string `json:"connectError,omitempty"`
+	ExpectedBrain  string `json:"expectedBrain,omitempty"`
+	ExpectedSource string `json:"expectedSource,omitempty"`
+	SourceOK       bool   `json:"sourceOk"`
+	SourceError    string `json:"sourceError,omitempty"`
+	// Auth is how an HTTP connection authenticates (never a secret).
+	Auth *gbrain.AuthInfo `json:"auth,omitempty"`
+	// WriteSource is where pages written through this connection land, as
+	// GBrain tells it (whoami); WriteSourceError says why cgcat will not
+	// write through it (another source, a static token, no write scope).
+	WriteSource      *gbrain.WriteSource `json:"writeSource,omitempty"`
+	WriteSourceOK    bool                `json:"writeSourceOk"`
+	WriteSourceError string              `json:"writeSourceError,omitempty"`
+	SlugPrefix       string              `json:"slugPrefix,omitempty"`
+	Projection       string              `json:"projection,omitempty"`
+	SemanticSearch   bool                `json:"semanticSearch"`
+	Store            *projection.Status  `json:"store,omitempty"`
+	StoreError       string              `json:"storeError,omitempty"`
 }
 
 // inspectGBrain gathers the status: the store (no network) and one dial.
@@ -349,6 +357,14 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 		s.Connection = strings.TrimSpace("stdio: " + conn.Command + " " + strings.Join(conn.Args, " "))
 	} else {
 		s.Connection = "http: " + conn.URL
+		switch conn.AuthMode() {
+		case gbrain.AuthClientCredentials:
+			s.Connection += fmt.Sprintf(" (OAuth client credentials from $%s and $%s)", conn.ClientIDEnv, conn.ClientSecretEnv)
+		case gbrain.AuthStaticToken:
+			s.Connection += fmt.Sprintf(" (static token from $%s)", conn.TokenEnv)
+		default:
+			s.Connection += " (no credentials)"
+		}
 	}
 	c, err := gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: g.ExpectedSource})
 	if err != nil {
@@ -363,6 +379,16 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 		s.SourceError = err.Error()
 	} else {
 		s.SourceOK = true
+	}
+	s.WriteSource, err = c.CheckWriteSource(ctx)
+	if err != nil {
+		s.WriteSourceError = err.Error()
+	} else {
+		s.WriteSourceOK = true
+	}
+	if conn.HTTP() {
+		a := c.Auth()
+		s.Auth = &a
 	}
 	return s
 }
@@ -399,6 +425,15 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 		fmt.Fprintf(out, "source: %s is registered\n", s.ExpectedSource)
 	case s.SourceError != "":
 		fmt.Fprintf(out, "source: FAILED: %s\n", s.SourceError)
+	}
+	if a := s.Auth; a != nil && a.Mode == gbrain.AuthClientCredentials && !a.ExpiresAt.IsZero() {
+		fmt.Fprintf(out, "token: from %s, scopes %q, valid until %s\n", a.TokenEndpoint, strings.Join(a.Scopes, " "), a.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case s.WriteSourceOK:
+		fmt.Fprintf(out, "writes land in: %s (%s)\n", s.WriteSource.Source, s.WriteSource.How)
+	case s.WriteSourceError != "":
+		fmt.Fprintf(out, "writes: WARNING: %s\n", s.WriteSourceError)
 	}
 	fmt.Fprintf(out, "brain: expected %q (GBrain does not name its brain over MCP; the pinned source is what is checked)\n", s.ExpectedBrain)
 	if s.StoreError != "" {
@@ -469,6 +504,13 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 		cs = append(cs, okf("GBrain source %s is registered", s.ExpectedSource))
 	case s.SourceError != "":
 		cs = append(cs, failf("`gbrain sources add "+s.ExpectedSource+"`, or set gbrain.expectedSource to a registered source", "GBrain source: %s", s.SourceError))
+	}
+	switch {
+	case s.WriteSourceOK:
+		cs = append(cs, okf("GBrain writes land in source %s (%s)", s.WriteSource.Source, s.WriteSource.How))
+	case s.WriteSourceError != "":
+		cs = append(cs, warnf("cgcat writes no card through this connection until its token writes to "+s.ExpectedSource+"; see the message",
+			"GBrain write source: %s", s.WriteSourceError))
 	}
 	if s.StoreError != "" {
 		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))

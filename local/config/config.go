@@ -99,6 +99,11 @@ type Connection struct {
 	// TokenEnv names the environment variable holding a bearer token; the
 	// token itself never lives in the file.
 	TokenEnv string `json:"tokenEnv,omitempty"`
+	// ClientIDEnv and ClientSecretEnv name the environment variables
+	// holding OAuth client credentials (`gbrain auth register-client …
+	// --source SOURCE`) for a url connection; see connection.go.
+	ClientIDEnv     string `json:"clientIdEnv,omitempty"`
+	ClientSecretEnv string `json:"clientSecretEnv,omitempty"`
 }
 
 const (
@@ -350,6 +355,9 @@ func (c *Config) validateGBrain() error {
 			if !strings.HasPrefix(conn.URL, "http://") && !strings.HasPrefix(conn.URL, "https://") {
 				return fail(field+".url", "must start with http:// or https://, got %q", conn.URL)
 			}
+		}
+		if err := checkConnectionAuth(field, conn); err != nil {
+			return err
 		}
 		c.Connections[n] = conn
 	}

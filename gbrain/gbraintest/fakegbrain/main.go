@@ -6,9 +6,15 @@
 // JSON text results and isError JSON errors, source resolution from
 // GBRAIN_SOURCE.
 //
+// `fakegbrain serve --http [--port N] [--bind ADDR] [--token-ttl S]
+// [--public-url URL]` is `gbrain serve --http`: POST /mcp, stateless,
+// answers framed as server-sent events, OAuth 2.1 bearer tokens (see
+// http.go).
+//
 // Environment:
 //
 //	GBRAIN_FAKE_STATE    state file (required); shared by processes, survives restarts
+//	GBRAIN_FAKE_READY    (--http) file the fake writes its base URL to once it listens
 //	GBRAIN_FAKE_CONTROL  fault switches (see fakebrain.Control), re-read at every call
 //	GBRAIN_FAKE_SOURCES  comma-separated registered sources besides "default"
 //	GBRAIN_SOURCE        the source to write to, as in GBrain
@@ -94,7 +100,13 @@ func main() {
 			registered = append(registered, s)
 		}
 	}
+	httpMode := len(os.Args) > 2 && os.Args[1] == "serve" && slices.Contains(os.Args[2:], "--http")
 	brain = &fakebrain.Brain{Source: resolveSource(), Registered: registered}
+	if httpMode {
+		// Over HTTP the token decides the source; GBRAIN_SOURCE means
+		// nothing.
+		brain.Source = "default"
+	}
 	cwd, _ := os.Getwd()
 	if err := fakebrain.Update(statePath, func(st *fakebrain.State) error {
 		st.Starts = append(st.Starts, fakebrain.Start{
@@ -119,6 +131,13 @@ func main() {
 	sort.Strings(names)
 	for _, name := range names {
 		s.AddTool(mcp.NewTool(name, mcp.WithDescription("fake GBrain "+name)), handler(name))
+	}
+	if httpMode {
+		if err := serveHTTP(s, os.Args[2:], registered); err != nil {
+			fmt.Fprintln(os.Stderr, "[gbrain] serve --http:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	fmt.Fprintf(os.Stderr, "[gbrain] %s serving MCP over stdio, source %s\n", serverVersion, brain.Source)
 	if err := server.ServeStdio(s); err != nil {
@@ -154,7 +173,8 @@ func resolveSource() string {
 }
 
 func handler(tool string) server.ToolHandlerFunc {
-	return func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b := brainFor(ctx)
 		ctl, err := fakebrain.ReadControl(controlPath)
 		if err != nil {
 			return errorResult(&fakebrain.ToolError{Code: "internal_error", Message: err.Error()}), nil
@@ -184,11 +204,24 @@ func handler(tool string) server.ToolHandlerFunc {
 
 		drop := func(when string) {
 			fmt.Fprintf(os.Stderr, "[gbrain] fake fault: connection dropped %s applying %s\n", when, tool)
+			if dropHTTP(ctx) {
+				return // the HTTP connection was closed without an answer
+			}
 			os.Exit(2)
+		}
+		if b.Caller != nil {
+			// HTTP: the token's scopes gate each tool, as GBrain's
+			// per-operation scope check does.
+			if need := toolScope[tool]; !fakebrain.HasScope(b.Caller.Scopes, need) {
+				_ = fakebrain.Update(statePath, func(st *fakebrain.State) error { st.Calls[tool]++; return nil })
+				return compactError(map[string]any{"error": "insufficient_scope",
+					"message": fmt.Sprintf("Operation %s requires '%s' scope", tool, need), "your_scopes": b.Caller.Scopes}), nil
+			}
 		}
 		if slices.Contains(ctl.DropBeforeApply, tool) {
 			_ = fakebrain.Update(statePath, func(st *fakebrain.State) error { st.Calls[tool]++; return nil })
 			drop("before")
+			return nil, fmt.Errorf("connection dropped")
 		}
 
 		var value any
@@ -200,7 +233,7 @@ func handler(tool string) server.ToolHandlerFunc {
 				opErr = refused
 				return nil
 			}
-			value, more, opErr = run(tool, st, args)
+			value, more, opErr = run(b, tool, st, args)
 			return nil
 		})
 		if err != nil {
@@ -208,6 +241,7 @@ func handler(tool string) server.ToolHandlerFunc {
 		}
 		if slices.Contains(ctl.DropAfterApply, tool) {
 			drop("after")
+			return nil, fmt.Errorf("connection dropped")
 		}
 		if slices.Contains(ctl.Garbage, tool) {
 			return mcp.NewToolResultText("<html>502 Bad Gateway</html> {\"slug\": "), nil
@@ -231,8 +265,15 @@ func handler(tool string) server.ToolHandlerFunc {
 	}
 }
 
-func run(tool string, st *fakebrain.State, args map[string]any) (any, []string, error) {
-	b := brain
+// toolScope is the scope each tool needs over HTTP (GBrain's op.scope).
+var toolScope = map[string]string{
+	"get_page": "read", "list_pages": "read", "search": "read", "query": "read", "get_tags": "read",
+	"whoami": "read", "sources_list": "read",
+	"put_page": "write", "delete_page": "write", "add_tag": "write", "remove_tag": "write",
+	"sources_add": "sources_admin",
+}
+
+func run(b *fakebrain.Brain, tool string, st *fakebrain.State, args map[string]any) (any, []string, error) {
 	switch tool {
 	case "get_page":
 		v, err := b.GetPage(st, args)
@@ -257,7 +298,7 @@ func run(tool string, st *fakebrain.State, args map[string]any) (any, []string, 
 		v, err := b.GetTags(st, args)
 		return v, nil, err
 	case "whoami":
-		return map[string]any{"transport": "stdio", "scopes": []string{}}, nil, nil
+		return whoami(b.Caller), nil, nil
 	case "sources_list":
 		return b.SourcesList(st), nil, nil
 	case "sources_add":
@@ -265,6 +306,25 @@ func run(tool string, st *fakebrain.State, args map[string]any) (any, []string, 
 		return v, nil, err
 	}
 	return nil, nil, &fakebrain.ToolError{Code: "unknown_tool", Message: "Unknown tool: " + tool}
+}
+
+// whoami answers as GBrain's whoami op does for each transport.
+func whoami(c *fakebrain.Caller) any {
+	switch {
+	case c == nil:
+		return map[string]any{"transport": "stdio", "scopes": []string{}}
+	case c.OAuth:
+		return map[string]any{"transport": "oauth", "client_id": c.ClientID, "client_name": c.ClientName,
+			"scopes": c.Scopes, "expires_at": c.ExpiresAt, "source_id": c.Source, "federated_read": c.Federated}
+	}
+	return map[string]any{"transport": "legacy", "token_name": c.TokenName, "scopes": c.Scopes, "expires_at": nil}
+}
+
+// compactError is an isError answer GBrain's HTTP layer writes with
+// JSON.stringify (no indentation): insufficient_scope, unknown_operation.
+func compactError(v map[string]any) *mcp.CallToolResult {
+	b, _ := json.Marshal(v)
+	return mcp.NewToolResultError(string(b))
 }
 
 func errorResult(te *fakebrain.ToolError) *mcp.CallToolResult {

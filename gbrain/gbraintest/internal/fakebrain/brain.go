@@ -35,6 +35,10 @@ type Brain struct {
 	Source     string   // the source this server writes to and reads by default
 	Registered []string // sources registered outside the state (env)
 	Now        func() time.Time
+	// Caller is the authenticated HTTP caller (nil over stdio): its token
+	// decides Source, and an OAuth client may name only its granted
+	// sources in source_id.
+	Caller *Caller
 }
 
 var sourceRE = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
@@ -184,6 +188,10 @@ func (b *Brain) readSource(args map[string]any) (string, *ToolError) {
 		return "", te
 	}
 	if ok {
+		if b.Caller != nil && b.Caller.Federated != nil && !contains(b.Caller.Federated, s) {
+			return "", &ToolError{Code: "permission_denied", Message: fmt.Sprintf("source '%s' is outside your granted sources", s),
+				Suggestion: "Request access to this source, or omit source_id to search within your grant."}
+		}
 		return s, nil
 	}
 	return b.Source, nil

@@ -60,6 +60,13 @@ type State struct {
 	Sources []string       `json:"sources,omitempty"` // added with sources_add
 	Calls   map[string]int `json:"calls"`
 	Starts  []Start        `json:"starts,omitempty"`
+
+	// HTTP side (`serve --http`): OAuth clients, their access tokens,
+	// static tokens, and counts.
+	Clients []*OAuthClient `json:"clients,omitempty"`
+	Tokens  []*AccessToken `json:"tokens,omitempty"`
+	Legacy  []*LegacyToken `json:"legacy,omitempty"`
+	HTTP    HTTPStats      `json:"http"`
 }
 
 // Find returns the page of (source, slug), deleted or not.
@@ -165,6 +172,14 @@ type Control struct {
 	// StartDelayMs delays serving (GBrain waiting for a brain held by another
 	// gbrain command): looks like a handshake timeout.
 	StartDelayMs int `json:"start_delay_ms,omitempty"`
+	// TokenStatus makes the HTTP token endpoint answer this status without
+	// minting a token: 429 (rate limited) or 503 (down).
+	TokenStatus int `json:"token_status,omitempty"`
+	// ExpireTokensBefore: the next HTTP call of one of these tools first
+	// expires every access token issued so far (as if its time ran out just
+	// then), so it is refused with 401 before it runs. One shot: the tool
+	// is removed from the list when it fires.
+	ExpireTokensBefore []string `json:"expire_tokens_before,omitempty"`
 }
 
 // ReadControl reads the control file; a missing or empty path or file is
