@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"strings"
 	"testing"
 
@@ -34,10 +35,10 @@ func doctorChecks(t *testing.T, path string) (warns []string, fails int) {
 		t.Fatal(err)
 	}
 	for _, c := range gbrainDoctorChecks(context.Background(), cfg) {
-		switch c.status {
-		case checkWarn:
-			warns = append(warns, c.what)
-		case checkFail:
+		switch c.Status {
+		case doctor.Warn:
+			warns = append(warns, c.What)
+		case doctor.Fail:
 			fails++
 		}
 	}
