@@ -1,5 +1,7 @@
 package local
 
+import "context"
+
 // Card is a GBrain project card as the local mirror keeps it: what a card
 // claims about a project — this machine's, another machine's, or one a
 // person edited — never a binding. Only the local store binds ids to roots;
@@ -21,4 +23,11 @@ type Card struct {
 	UpdatedAt string `json:"updatedAt,omitempty"`
 	// Edited says a person changed the card after cgcat wrote it.
 	Edited bool `json:"edited,omitempty"`
+}
+
+// CardLookup asks GBrain itself for the card of a project id the mirror
+// does not hold yet (resolve of an id from another machine's fresh card).
+// It is bounded by the caller's context; nil means the lookup is off.
+type CardLookup interface {
+	LookupCard(ctx context.Context, projectID string) (*Card, error)
 }

@@ -33,6 +33,9 @@ type Options struct {
 	// Workspace is the --workspace hint (R5); the tool argument overrides it.
 	Workspace string
 	Recall    local.Recall
+	// Cards asks GBrain for a card the mirror lacks (resolve only), within
+	// RecallBudget; nil when GBrain is off.
+	Cards local.CardLookup
 	// RecallBudget bounds how long a search waits for GBrain.
 	RecallBudget time.Duration
 	// SliceBudget bounds the scan a call runs on an empty catalog (R11).

@@ -21,7 +21,7 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 		p = c.cat.Get(a.ProjectID)
 	}
 	if p == nil && store.ValidProjectID(a.ProjectID) {
-		if e := f.resolveCard(c, a.ProjectID); e != nil {
+		if e := f.resolveCard(ctx, c, a.ProjectID); e != nil {
 			return e, nil
 		}
 	}
@@ -77,11 +77,22 @@ func prepend(msg, rest string) string {
 // GBrain cards: another machine's project is historical (no path); this
 // machine's is missing — with movedTo when its root is in the catalog under
 // a newer id. nil when no card names the id.
-func (f *Frontend) resolveCard(c *call, id string) *Envelope {
+func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelope {
 	if !c.cfg.GBrain.Enabled {
 		return nil
 	}
 	cards := c.cat.CardsOf(id)
+	if len(cards) == 0 && f.opt.Cards != nil {
+		// Not mirrored yet: ask GBrain, within the recall budget.
+		lctx, cancel := context.WithTimeout(ctx, f.opt.RecallBudget)
+		cd, err := f.opt.Cards.LookupCard(lctx, id)
+		cancel()
+		if err != nil {
+			c.gstate = GBrainDegraded
+		} else if cd != nil && cd.ProjectID == id {
+			cards = []*local.Card{cd}
+		}
+	}
 	if len(cards) == 0 {
 		return nil
 	}
