@@ -84,7 +84,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 			return err
 		}
 	}
-	_ = cat.Sync(ctx)
+	_ = cat.ForceSync(ctx)
 	st := cat.State()
 	pol := catalog.PolicyFrom(cfg)
 	sum.Projects = countVisible(cat, pol)

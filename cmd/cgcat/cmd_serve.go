@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -94,7 +95,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	s := protocol.New(f, version)
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
-	mcpserver.WithWorkerPoolSize(4)(stdio)
+	// Calls answer from memory in about a millisecond; a burst (a host
+	// fanning out searches) must queue, not fall back to answering one at
+	// a time on the read loop.
+	mcpserver.WithWorkerPoolSize(min(16, 4*runtime.GOMAXPROCS(0)))(stdio)
+	mcpserver.WithQueueSize(4096)(stdio)
 	err := stdio.Listen(ctx, in, out)
 	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.

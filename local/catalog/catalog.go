@@ -60,7 +60,7 @@ type Catalog struct {
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
-	if err := c.Sync(ctx); err != nil {
+	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -70,14 +70,33 @@ func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 func (c *Catalog) Store() *store.Store { return c.st }
 
 // Sync brings the view up to date with what any process published. It
-// costs one stat when nothing changed and never waits for another process.
-// A damaged or missing publication keeps the last good view (Err says so).
+// costs one stat when nothing changed and never waits for another process,
+// nor for another call of this process that is applying the news already:
+// that call answers from the view as it is a moment longer. A damaged or
+// missing publication keeps the last good view (Err says so).
 func (c *Catalog) Sync(ctx context.Context) error {
+	if !c.follow.Changed() {
+		return nil
+	}
+	if !c.syncMu.TryLock() {
+		return nil
+	}
+	defer c.syncMu.Unlock()
+	return c.next()
+}
+
+// ForceSync is Sync that waits for a reload in progress (a process that
+// just committed and must see its own commit).
+func (c *Catalog) ForceSync(ctx context.Context) error {
 	if !c.follow.Changed() {
 		return nil
 	}
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
+	return c.next()
+}
+
+func (c *Catalog) next() error {
 	u, err := c.follow.Next()
 	if err != nil {
 		c.mu.Lock()
@@ -91,9 +110,6 @@ func (c *Catalog) Sync(ctx context.Context) error {
 	c.apply(u)
 	return nil
 }
-
-// ForceSync is Sync (kept for callers that just committed themselves).
-func (c *Catalog) ForceSync(ctx context.Context) error { return c.Sync(ctx) }
 
 // Err is the last failure to read what writers published (nil when fine).
 func (c *Catalog) Err() error {
