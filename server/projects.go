@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -153,24 +154,31 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	if len(hits) > maxHits {
 		hits = hits[:maxHits]
 	}
-	present := func(id string) bool {
-		p := c.cat.Get(id)
-		return p != nil && p.Availability == local.Present
+	// Among equal scores a present project comes first (a moved project's
+	// ghost never ranks before its new record); the sort is stable, so only
+	// equal scores trade places.
+	type ranked struct {
+		search.Hit
+		present bool
 	}
-	// Stable: only equal scores trade places.
-	slices.SortStableFunc(hits, func(a, b search.Hit) int {
-		if a.Score != b.Score {
-			return 0
-		}
-		pa, pb := present(a.ID), present(b.ID)
+	rs := make([]ranked, len(hits))
+	for i, h := range hits {
+		rs[i] = ranked{h, c.cat.Present(h.ID)}
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int {
 		switch {
-		case pa && !pb:
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score) // as ranked: best first
+		case a.present == b.present:
+			return 0
+		case a.present:
 			return -1
-		case pb && !pa:
-			return 1
 		}
-		return 0
+		return 1
 	})
+	for i := range rs {
+		hits[i] = rs[i].Hit
+	}
 	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons

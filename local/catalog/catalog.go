@@ -348,6 +348,14 @@ func (c *Catalog) Len() int {
 	return len(c.projects)
 }
 
+// Present reports whether the record with id was present when last seen.
+func (c *Catalog) Present(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p := c.projects[id]
+	return p != nil && p.Availability == local.Present
+}
+
 // Get returns a copy of the record with id, or nil.
 func (c *Catalog) Get(id string) *local.Project {
 	c.mu.RLock()
