@@ -44,10 +44,13 @@ func (l *listing) workspaceAt(i int) string {
 // plainKey names a cached plain listing: the catalog revision and view it
 // was built from and the workspace hint it was ranked for.
 type plainKey struct {
-	rev  uint64
-	view uint64
-	ws   string
-	day  int64 // records leave plain listings after retainMissingDays
+	// store and rev name the catalog state: a data dir made anew starts
+	// its revisions again, so the store id must be part of the name.
+	store string
+	rev   uint64
+	view  uint64
+	ws    string
+	hour  int64 // records leave plain listings after retainMissingDays
 }
 
 // maxPlain bounds the cached plain listings (one per workspace hint seen).
@@ -77,7 +80,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	if ws == "" {
 		ws = f.opt.Workspace
 	}
-	binding := f.binding(c.pol, a.Query, ws, a.Limit)
+	binding := f.binding(c, a.Query, ws, a.Limit)
 	var (
 		snap   *snapshot
 		offset int
@@ -133,12 +136,14 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	return e, nil
 }
 
-func (f *Frontend) binding(pol catalog.Policy, query, ws string, limit int) uint64 {
+// binding names what a cursor is bound to: the view, the arguments, and
+// the store (a data dir made anew is another listing).
+func (f *Frontend) binding(c *call, query, ws string, limit int) uint64 {
 	h := xxh3.New()
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], pol.ViewKey())
+	binary.BigEndian.PutUint64(b[:], c.pol.ViewKey())
 	h.Write(b[:])
-	fmt.Fprintf(h, "%q|%q|%d", query, pathid.Key(ws), limit)
+	fmt.Fprintf(h, "%q|%q|%d|%s", query, pathid.Key(ws), limit, c.cat.StoreID())
 	return h.Sum64()
 }
 
@@ -224,7 +229,7 @@ func (f *Frontend) plainListing(c *call, ws string) *listing {
 	rev := c.cat.Revision()
 	retain := time.Duration(c.cfg.Discovery.RetainMissingDays) * 24 * time.Hour
 	now := f.opt.Now()
-	key := plainKey{rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws), day: now.Unix() / 3600}
+	key := plainKey{store: c.cat.StoreID(), rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws), hour: now.Unix() / 3600}
 	f.plainMu.Lock()
 	l := f.plain[key]
 	f.plainMu.Unlock()
@@ -347,7 +352,7 @@ func (f *Frontend) applyWorkspace(c *call, l *listing, ws string, plain bool) *l
 // innermost one), or nil; looked up once per catalog revision.
 func (f *Frontend) selfProject(c *call, ws string) *local.Project {
 	rev := c.cat.Revision()
-	key := plainKey{rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws)}
+	key := plainKey{store: c.cat.StoreID(), rev: rev, view: c.pol.ViewKey(), ws: pathid.Key(ws)}
 	f.plainMu.Lock()
 	id, ok := f.self[key]
 	f.plainMu.Unlock()
