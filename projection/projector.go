@@ -385,7 +385,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return Dropped, pi, done(nil)
 	}
 	pi.Name = rec.Meta.Name
-	if !p.pol.Allows(rec.Root) {
+	if !p.pol.AllowsRecord(rec) {
 		// Policy decides; nothing about this project leaves the machine.
 		pi.Detail = unsharedNote
 		return NotShared, pi, done(func(tx *store.Tx) {

@@ -304,8 +304,8 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 // gbrainState is the same truth on every answer: disabled, ok when GBrain
 // answered recently (or this call's own recall succeeded), else degraded.
 func (f *Frontend) gbrainState(c *call) string {
-	if !c.cfg.GBrain.Enabled && f.opt.Recall == nil {
-		return GBrainDisabled
+	if !c.cfg.GBrain.Enabled {
+		return GBrainDisabled // the config in force says so, whatever was wired at start
 	}
 	if c.gstate != "" {
 		return c.gstate

@@ -188,7 +188,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
 	}
-	if f.opt.Recall != nil {
+	if f.opt.Recall != nil && c.cfg.GBrain.Enabled {
 		f.addRecall(ctx, c, l, query)
 	}
 	f.addHistorical(c, l, query)

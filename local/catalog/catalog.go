@@ -462,7 +462,7 @@ func Recheck(p *local.Project, pol Policy) Check {
 		ck.Why = "the root is no longer the same directory (a symlink or rename now stands in its place)"
 		return ck
 	}
-	if !pol.Allows(canon) || pol.deniedByIdentity(canon) {
+	if !pol.AllowsPath(canon) || pol.deniedByIdentity(canon) {
 		ck.Allowed = false
 		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
 		return ck

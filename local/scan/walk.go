@@ -175,9 +175,8 @@ func (s *Scanner) lineage(root string) []string {
 	}
 	var ids []string
 	for d := root; ; d = filepath.Dir(d) {
-		id, err := pathid.FileID(d)
-		if err == nil && !id.IsZero() {
-			ids = append(ids, id.String())
+		if id, err := pathid.DirID(d); err == nil {
+			ids = append(ids, id)
 		}
 		if pathid.Same(d, top) || filepath.Dir(d) == d {
 			break
