@@ -3,7 +3,6 @@ package meta
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,27 +18,18 @@ func (r *reader) readGit() {
 	if !r.has(".git") {
 		return
 	}
-	p, err := r.resolve(".git")
+	parts, mode, err := r.resolve(".git")
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.problem(".git", err)
 		}
 		return
 	}
-	isDir := r.entries[".git"] != nil && r.entries[".git"].IsDir()
-	if !isDir {
-		fi, err := os.Stat(p)
-		if err != nil {
-			r.problem(".git", err)
-			return
-		}
-		isDir = fi.IsDir()
-	}
-	gitDir := p
-	if !isDir {
+	gitDir := filepath.Join(r.root, filepath.FromSlash(strings.Join(parts, "/")))
+	if !mode.IsDir() {
 		// "gitdir: <path>", relative to the root: a linked worktree, a
 		// submodule or a separate git dir.
-		b, ok := r.read(p, ".git", false)
+		b, ok := r.file(".git", false)
 		if !ok {
 			return
 		}
@@ -98,7 +88,8 @@ func (r *reader) readGit() {
 }
 
 // gitFile reads name in a git directory: below the root through resolve
-// (no symlinks out), elsewhere (a worktree's gitdir) directly.
+// (no symlinks out), elsewhere (a worktree's gitdir, canonical) by its
+// path opened with no symlink in it.
 func (r *reader) gitFile(dir, name string) ([]byte, bool) {
 	p := filepath.Join(dir, name)
 	if pathid.Within(r.root, dir) {
@@ -108,7 +99,7 @@ func (r *reader) gitFile(dir, name string) ([]byte, bool) {
 		}
 		return r.file(filepath.ToSlash(rel), false)
 	}
-	return r.read(p, "git "+name, false)
+	return r.fileAt(p, "git "+name)
 }
 
 func firstLine(b []byte) string {

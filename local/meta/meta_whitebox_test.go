@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 func TestFirstParagraph(t *testing.T) {
@@ -131,15 +133,20 @@ func TestProjectBudgetNeverExceeded(t *testing.T) {
 			}
 		}
 		lim := Limits{MaxBytesPerFile: 1 + rng.Int64N(2000), MaxBytesPerProject: 1 + rng.Int64N(6000)}
-		r := &reader{lim: lim}
-		if err := r.list(root); err != nil {
+		d, err := nofollow.OpenDir(root)
+		if err != nil {
 			t.Fatal(err)
 		}
-		r.root = root
+		r := &reader{root: root, dir: d, lim: lim}
+		if err := r.list(); err != nil {
+			t.Fatal(err)
+		}
 		r.readHint()
 		r.readManifests()
 		r.readGit()
 		r.readReadme()
+		r.closeDirs()
+		d.Close()
 		if r.used > lim.MaxBytesPerProject {
 			t.Fatalf("tree %d: read %d bytes, bound %+v", i, r.used, lim)
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
@@ -669,13 +670,24 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 
 // readDir lists one directory: it reports the project the directory is (if
 // its own .codegraph holds the marker) and the child directories to visit.
+//
+// The directory is opened with no symlink in any component of its path (a
+// directory swapped for a symlink since it was queued is refused, never
+// followed), and its marker and metadata are read relative to that open
+// directory, so nothing read can come from elsewhere. d.ID() is its
+// identity (device, inode) for deny-by-identity checks.
 func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, proj *found, gap *Gap) {
 	if it.Path == "" || !s.underRoots(it.Path) {
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
+	d, err := nofollow.OpenDir(it.Path)
+	if err != nil {
+		return nil, nil, openGap(it, err)
+	}
+	defer d.Close()
 	hasMarker := false
 	badName := ""
-	err := listDir(it.Path, func(name string, t fs.FileMode) {
+	err = d.List(func(name string, t fs.FileMode) {
 		if name == MarkerDir && t.IsDir() {
 			hasMarker = true
 			return
@@ -696,6 +708,8 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		case t.IsDir():
 			children = append(children, item{Path: child, Depth: it.Depth + 1})
 		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
+			// Followed by its canonical target, which must lie under a
+			// discovery root; that path is opened like any other.
 			target, err := pathid.Canonical(child)
 			if err != nil {
 				return
@@ -706,17 +720,14 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		}
 	})
 	if err != nil {
-		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &Gap{Path: it.Path, Why: "discovery root is not reachable (an offline volume, or removed?)"}
-		}
 		return nil, nil, gapFor(it.Path, err)
 	}
 	if badName != "" {
 		gap = &Gap{Path: filepath.Join(it.Path, badName), Why: "directory name is not valid UTF-8; it is skipped"}
 	}
 	if hasMarker {
-		if v := Probe(it.Path); v.Project {
-			proj = &found{root: it.Path, meta: meta.Read(it.Path, s.opt.Meta)}
+		if v := ProbeDir(d); v.Project {
+			proj = &found{root: it.Path, meta: meta.ReadDir(d, s.opt.Meta)}
 		}
 	}
 	return children, proj, gap
