@@ -85,6 +85,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
 	mcpserver.WithWorkerPoolSize(4)(stdio)
+	in, out = server.BoundStdio(in, out, server.MaxMessageBytes)
 	err = stdio.Listen(ctx, in, out)
 	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.
