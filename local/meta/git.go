@@ -216,9 +216,12 @@ func gitValue(v string) string {
 func stripCredentials(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok || strings.ContainsAny(scheme, "/@:") {
-		// A local path, or scp-like [user@]host:path.
+		// A local path, or scp-like [user@]host:path: as git decides, a
+		// colon with no slash before it (and no drive letter) makes it
+		// scp-like.
 		at := strings.LastIndexByte(u, '@')
-		if at < 0 || strings.HasPrefix(u, "/") || strings.HasPrefix(u, ".") {
+		colon := strings.IndexByte(u, ':')
+		if at < 0 || colon < 0 || strings.Contains(u[:colon], "/") || isDrive(u) {
 			return u
 		}
 		if strings.Contains(u[:at], ":") {
@@ -241,6 +244,15 @@ func stripCredentials(u string) string {
 		hostPath = hostPath[:i]
 	}
 	return scheme + "://" + hostPath
+}
+
+// isDrive reports a Windows path that starts with a drive letter (C:\x,
+// C:/x, C:).
+func isDrive(u string) bool {
+	if len(u) < 2 || u[1] != ':' || !('a' <= u[0]|0x20 && u[0]|0x20 <= 'z') {
+		return false
+	}
+	return len(u) == 2 || u[2] == '\\' || u[2] == '/'
 }
 
 // userEnd returns the index in rest (an URL after "://") of the '@' that
