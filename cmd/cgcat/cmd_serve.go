@@ -14,6 +14,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/projection"
+	"github.com/cgcat/cgcat/server"
 	"github.com/cgcat/cgcat/server/protocol"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/spf13/cobra"
@@ -100,6 +101,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	// a time on the read loop.
 	mcpserver.WithWorkerPoolSize(min(16, 4*runtime.GOMAXPROCS(0)))(stdio)
 	mcpserver.WithQueueSize(4096)(stdio)
+	in, out = server.BoundStdio(in, out, server.MaxMessageBytes)
 	err := stdio.Listen(ctx, in, out)
 	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.
