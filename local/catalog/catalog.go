@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
@@ -448,21 +448,24 @@ func Recheck(p *local.Project, pol Policy) Check {
 		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
 		return ck
 	}
-	v := scan.Probe(p.Root)
-	ck.Availability, ck.IndexState, ck.Why = v.Availability, v.IndexState, v.Why
-	if !v.Project {
+	// One descent from the discovery root with no symlink in the way
+	// gives the verdict and the identity of every directory on the way.
+	rc := marker.ProbeRoot(p.Root, pol.discoveryRootOf(p.Root))
+	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
+	if !rc.Project {
 		if ck.Availability == local.Present {
 			ck.Availability = local.Missing
 		}
 		return ck
 	}
-	canon, err := pathid.Canonical(p.Root)
-	if err != nil || canon != filepath.Clean(p.Root) {
+	// On a case-insensitive volume a case-only rename keeps the directory
+	// but not the spelling the record hands out.
+	if canon, err := pathid.Canonical(p.Root); err != nil || canon != filepath.Clean(p.Root) {
 		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
-		ck.Why = "the root is no longer the same directory (a symlink or rename now stands in its place)"
+		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
 		return ck
 	}
-	if !pol.AllowsPath(canon) || pol.deniedByIdentity(canon) {
+	if pol.deniesAny(append(rc.Ancestors, rc.ID)) {
 		ck.Allowed = false
 		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
 		return ck

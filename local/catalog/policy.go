@@ -125,6 +125,26 @@ func (p Policy) deniedByIdentity(root string) bool {
 	return under || err != nil && !errors.Is(err, fs.ErrNotExist) // cannot tell: hiding is safe, leaking is not
 }
 
+// deniesAny reports whether any of ids is a deny root's live identity.
+func (p Policy) deniesAny(ids []pathid.ID) bool {
+	for _, id := range ids {
+		if !id.IsZero() && slices.Contains(p.denyLive, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// discoveryRootOf is the discovery root that holds root ("" for none).
+func (p Policy) discoveryRootOf(root string) string {
+	for _, r := range p.Discovery {
+		if pathid.Within(r, root) {
+			return r
+		}
+	}
+	return ""
+}
+
 // Hides reports whether a path (a gap, a project) lies inside a deny root,
 // by path or through an alias of one: what is hidden is neither shown nor
 // counted against coverage.

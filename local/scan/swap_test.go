@@ -5,6 +5,7 @@ package scan
 import (
 	"context"
 	"fmt"
+	"github.com/cgcat/cgcat/local/fixture"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,22 +31,8 @@ type swapTree struct{ code, private string }
 
 func newSwapTree(t testing.TB) swapTree {
 	t.Helper()
-	base := canon(t, t.TempDir())
-	tr := swapTree{code: filepath.Join(base, "code"), private: filepath.Join(base, "private")}
-	for _, d := range []string{"a/b/c", "d/e", "trap"} {
-		if err := os.MkdirAll(filepath.Join(tr.code, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mkProject(t, filepath.Join(tr.code, "proj"))
-	write(t, filepath.Join(tr.code, "proj", "package.json"), `{"name":"public-proj"}`)
-	for _, d := range []string{"secretproj", "x/b/c", "x"} {
-		p := filepath.Join(tr.private, d)
-		mkProject(t, p)
-		write(t, filepath.Join(p, "package.json"), `{"name":"secretword-pkg","description":"secretword inside"}`)
-		write(t, filepath.Join(p, "README.md"), "secretword readme\n")
-	}
-	return tr
+	f := fixture.NewSwapTree(t)
+	return swapTree{code: f.Code, private: f.Private}
 }
 
 // watch starts the kernel's witness over the private tree.

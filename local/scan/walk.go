@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/cgcat/cgcat/local/pathid"
@@ -36,7 +37,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 		cond     = sync.NewCond(&mu)
 		inflight int
 		res      walkResult
-		exclude  = map[string]bool{MarkerDir: true}
+		exclude  = map[string]bool{marker.Dir: true}
 	)
 	stack = slices.Clone(stack)
 	for _, e := range s.opt.ExcludeNames {
@@ -105,7 +106,7 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 	badName := ""
 	deeper := 0 // subdirectories not entered because of maxDepth
 	err = d.List(func(name string, t fs.FileMode) {
-		if name == MarkerDir && t.IsDir() {
+		if name == marker.Dir && t.IsDir() {
 			hasMarker = true
 			return
 		}
@@ -154,7 +155,7 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		gap = &Gap{Path: it.Path, Kind: local.GapDepth, Why: fmt.Sprintf("%d folder(s) below here are deeper than discovery.maxDepth %d and were not searched; raise discovery.maxDepth to include them", deeper, s.opt.MaxDepth)}
 	}
 	if hasMarker {
-		if v := ProbeDir(d); v.Project {
+		if v := marker.ProbeDir(d); v.Project {
 			proj = s.project(d, v)
 		}
 	}
@@ -165,7 +166,7 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 // directory: its metadata (unless its stamp says nothing changed since it
 // was read), the identity of its database, and the identities of the
 // directories that lead to it.
-func (s *Scanner) project(d *nofollow.Dir, v Verdict) *found {
+func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict) *found {
 	root := d.Path()
 	f := &found{root: root, stamp: meta.Stamp(root), lineage: s.lineage(root)}
 	if !v.DB.IsZero() {
@@ -208,5 +209,5 @@ func gapFor(path string, err error) *Gap {
 	if errors.Is(err, fs.ErrPermission) {
 		return &Gap{Path: path, Kind: local.GapUnreadable, Why: "permission denied"}
 	}
-	return &Gap{Path: path, Kind: local.GapUnreadable, Why: errText(err)}
+	return &Gap{Path: path, Kind: local.GapUnreadable, Why: marker.ErrText(err)}
 }

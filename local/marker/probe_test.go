@@ -1,8 +1,10 @@
 //go:build unix
 
-package scan
+package marker
 
 import (
+	"github.com/cgcat/cgcat/local/fixture"
+	"github.com/cgcat/cgcat/local/nofollow/nofollowtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +26,10 @@ func fileID(t testing.TB, p string) pathid.ID {
 }
 
 func TestProbeRootIdentities(t *testing.T) {
-	base := canon(t, t.TempDir())
+	base := fixture.Canon(t, t.TempDir())
 	code := filepath.Join(base, "code")
 	proj := filepath.Join(code, "a", "proj")
-	mkProject(t, proj)
+	fixture.Project(t, proj)
 	c := ProbeRoot(proj, code)
 	if !c.Project || c.Availability != local.Present || c.IndexState != local.MarkerPresent {
 		t.Fatalf("verdict %+v", c.Verdict)
@@ -63,30 +65,30 @@ func TestProbeRootIdentities(t *testing.T) {
 // missing (never followed), and the marker's own parts must not be
 // symlinks either.
 func TestProbeRefusesSymlinks(t *testing.T) {
-	tr := newSwapTree(t)
-	proj := filepath.Join(tr.code, "proj")
-	w := tr.watch(t)
+	tr := fixture.NewSwapTree(t)
+	proj := filepath.Join(tr.Code, "proj")
+	w := nofollowtest.Watch(t, tr.Private, filepath.Join(tr.Private, "secretproj", "README.md"))
 	// The root itself.
 	if err := os.Rename(proj, proj+".old"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(tr.private, "secretproj"), proj); err != nil {
+	if err := os.Symlink(filepath.Join(tr.Private, "secretproj"), proj); err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range map[string]Verdict{"Probe": Probe(proj), "ProbeRoot": ProbeRoot(proj, tr.code).Verdict} {
+	for name, v := range map[string]Verdict{"Probe": Probe(proj), "ProbeRoot": ProbeRoot(proj, tr.Code).Verdict} {
 		if v.Project || v.Availability != local.Missing || !strings.Contains(v.Why, "symlink") {
 			t.Errorf("%s of a root swapped for a symlink: %+v", name, v)
 		}
 	}
 	// An ancestor.
-	deep := filepath.Join(tr.code, "a", "b", "c")
-	if err := os.Rename(filepath.Join(tr.code, "a"), filepath.Join(tr.code, "a.old")); err != nil {
+	deep := filepath.Join(tr.Code, "a", "b", "c")
+	if err := os.Rename(filepath.Join(tr.Code, "a"), filepath.Join(tr.Code, "a.old")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(tr.private, "x"), filepath.Join(tr.code, "a")); err != nil {
+	if err := os.Symlink(filepath.Join(tr.Private, "x"), filepath.Join(tr.Code, "a")); err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range map[string]Verdict{"Probe": Probe(deep), "ProbeRoot": ProbeRoot(deep, tr.code).Verdict} {
+	for name, v := range map[string]Verdict{"Probe": Probe(deep), "ProbeRoot": ProbeRoot(deep, tr.Code).Verdict} {
 		if v.Project || v.Availability != local.Missing {
 			t.Errorf("%s below an ancestor swapped for a symlink: %+v", name, v)
 		}
@@ -100,16 +102,16 @@ func TestProbeRefusesSymlinks(t *testing.T) {
 	if err := os.Remove(proj); err != nil {
 		t.Fatal(err)
 	}
-	write(t, proj, "a file")
+	fixture.Write(t, proj, "a file")
 	if v := Probe(proj); v.Project || v.Availability != local.Missing {
 		t.Errorf("a file as root: %+v", v)
 	}
 }
 
 func TestProbeMarkerRules(t *testing.T) {
-	base := canon(t, t.TempDir())
+	base := fixture.Canon(t, t.TempDir())
 	real := filepath.Join(base, "real")
-	mkProject(t, real)
+	fixture.Project(t, real)
 	mk := func(name string, setup func(dir string)) string {
 		dir := filepath.Join(base, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -137,13 +139,17 @@ func TestProbeMarkerRules(t *testing.T) {
 			os.Mkdir(filepath.Join(d, ".codegraph"), 0o755)
 			symlink(filepath.Join(real, ".codegraph", "codegraph.db"), filepath.Join(d, ".codegraph", "codegraph.db"))
 		}), local.Present, local.MarkerMissing, ".codegraph/codegraph.db is not a regular file"},
-		{"no database", mk("nodb", func(d string) { write(t, filepath.Join(d, ".codegraph", "daemon.pid"), "1") }),
+		{"no database", mk("nodb", func(d string) { fixture.Write(t, filepath.Join(d, ".codegraph", "daemon.pid"), "1") }),
 			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is gone"},
 		{"database is a directory", mk("dbdir", func(d string) { os.MkdirAll(filepath.Join(d, ".codegraph", "codegraph.db"), 0o755) }),
 			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is not a regular file"},
-		{"too small", mk("small", func(d string) { write(t, filepath.Join(d, ".codegraph", "codegraph.db"), "SQLite format 3\x00") }),
+		{"too small", mk("small", func(d string) {
+			fixture.Write(t, filepath.Join(d, ".codegraph", "codegraph.db"), "SQLite format 3\x00")
+		}),
 			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is too small to be an index"},
-		{"not SQLite", mk("notsql", func(d string) { write(t, filepath.Join(d, ".codegraph", "codegraph.db"), strings.Repeat("x", 200)) }),
+		{"not SQLite", mk("notsql", func(d string) {
+			fixture.Write(t, filepath.Join(d, ".codegraph", "codegraph.db"), strings.Repeat("x", 200))
+		}),
 			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is not an SQLite file"},
 		{"root gone", filepath.Join(base, "gone"), local.Missing, local.MarkerMissing, "project root is gone"},
 	}
@@ -163,23 +169,23 @@ func TestProbeRootSeesBindMountAlias(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("bind mounts need root")
 	}
-	tr := newSwapTree(t)
-	mirror := filepath.Join(tr.code, "mirror")
+	tr := fixture.NewSwapTree(t)
+	mirror := filepath.Join(tr.Code, "mirror")
 	if err := os.Mkdir(mirror, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "--bind", tr.private, mirror).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "--bind", tr.Private, mirror).CombinedOutput(); err != nil {
 		t.Skipf("mount --bind not allowed here: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", mirror).Run() })
-	c := ProbeRoot(filepath.Join(mirror, "secretproj"), tr.code)
+	c := ProbeRoot(filepath.Join(mirror, "secretproj"), tr.Code)
 	if !c.Project {
 		t.Fatalf("verdict %+v", c.Verdict)
 	}
-	if private := fileID(t, tr.private); !slices.Contains(c.Ancestors, private) {
+	if private := fileID(t, tr.Private); !slices.Contains(c.Ancestors, private) {
 		t.Errorf("ancestors %v lack the private directory's identity %v", c.Ancestors, private)
 	}
-	if c.ID != fileID(t, filepath.Join(tr.private, "secretproj")) {
+	if c.ID != fileID(t, filepath.Join(tr.Private, "secretproj")) {
 		t.Errorf("root id %v is not the private project's", c.ID)
 	}
 }
@@ -187,15 +193,15 @@ func TestProbeRootSeesBindMountAlias(t *testing.T) {
 // TestProbeNeedsOnlySearchPermission: like a path lookup, a probe needs to
 // search the root, not to list it.
 func TestProbeNeedsOnlySearchPermission(t *testing.T) {
-	if runUnprivileged(t) {
+	if fixture.RunUnprivileged(t) {
 		return
 	}
 	if os.Geteuid() == 0 {
 		t.Skip("cannot drop privileges here")
 	}
-	base := canon(t, t.TempDir())
+	base := fixture.Canon(t, t.TempDir())
 	proj := filepath.Join(base, "proj")
-	mkProject(t, proj)
+	fixture.Project(t, proj)
 	if err := os.Chmod(proj, 0o311); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package scan
+package marker
 
 import (
 	"fmt"
+	"github.com/cgcat/cgcat/local/fixture"
 	"path/filepath"
 	"testing"
 
@@ -11,10 +12,10 @@ import (
 // recheckRoots makes 50 projects three levels below a discovery root, as
 // an answer with limit 50 re-checks them.
 func recheckRoots(b *testing.B) (top string, roots []string) {
-	top = canon(b, b.TempDir())
+	top = fixture.Canon(b, b.TempDir())
 	for i := range 50 {
 		r := filepath.Join(top, fmt.Sprintf("group%d", i%5), "team", fmt.Sprintf("proj%d", i))
-		mkProject(b, r)
+		fixture.Project(b, r)
 		roots = append(roots, r)
 	}
 	return top, roots

@@ -1,4 +1,12 @@
-package scan
+// Package marker decides what a project is: a directory whose own
+// .codegraph/ is a real directory holding a regular codegraph.db of at
+// least 100 bytes that starts like an SQLite file (CodeGraph 1.6.1 adopts
+// nothing looser). It looks through directories opened with no symlink in
+// their path, never opens the database as a database (that would leave
+// files behind in the project), and never claims the home directory or the
+// file-system root. Discovery (package scan) and the live re-check before a
+// path is handed out (package catalog) both ask it.
+package marker
 
 import (
 	"bytes"
@@ -12,12 +20,12 @@ import (
 	"github.com/cgcat/cgcat/local/pathid"
 )
 
-// MarkerDir and MarkerFile name CodeGraph's index. CodeGraph 1.6.1 adopts a
+// Dir and File name CodeGraph's index. CodeGraph 1.6.1 adopts a
 // directory only when its own .codegraph/ holds codegraph.db; anything looser
 // would hand out roots that CodeGraph silently replaces by a parent index.
 const (
-	MarkerDir  = ".codegraph"
-	MarkerFile = "codegraph.db"
+	Dir  = ".codegraph"
+	File = "codegraph.db"
 	// minDBSize: an SQLite file is at least one 100-byte header.
 	minDBSize = 100
 )
@@ -116,7 +124,7 @@ func ProbeDir(d *nofollow.Dir) Verdict {
 }
 
 func probeMarker(d *nofollow.Dir) Verdict {
-	const rel = MarkerDir + "/" + MarkerFile
+	const rel = Dir + "/" + File
 	f, err := d.OpenFile(rel)
 	if err != nil {
 		return markerErr(d, err)
@@ -143,18 +151,18 @@ func probeMarker(d *nofollow.Dir) Verdict {
 // look (an fstatat relative to d) tells a missing or odd .codegraph from a
 // missing or odd database. Only failures pay for it.
 func markerErr(d *nofollow.Dir, err error) Verdict {
-	cg, cerr := d.Lstat(MarkerDir)
+	cg, cerr := d.Lstat(Dir)
 	switch {
 	case cerr != nil:
-		v := fromErr(cerr, MarkerDir)
+		v := fromErr(cerr, Dir)
 		if v.Availability == local.Missing {
 			v.Availability = local.Present // the root is there, its marker is not
 		}
 		return v
 	case !cg.IsDir():
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: MarkerDir + " is not a directory"}
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: Dir + " is not a directory"}
 	}
-	const rel = MarkerDir + "/" + MarkerFile
+	const rel = Dir + "/" + File
 	if nofollow.IsSymlink(err) {
 		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file"}
 	}
@@ -172,11 +180,11 @@ func fromErr(err error, what string) Verdict {
 	case errors.Is(err, fs.ErrPermission):
 		return Verdict{Availability: local.Inaccessible, IndexState: local.MarkerUnknown, Why: what + ": permission denied"}
 	default:
-		return Verdict{Availability: local.Inaccessible, IndexState: local.MarkerUnknown, Why: what + " could not be read (" + errText(err) + ")"}
+		return Verdict{Availability: local.Inaccessible, IndexState: local.MarkerUnknown, Why: what + " could not be read (" + ErrText(err) + ")"}
 	}
 }
 
-func errText(err error) string {
+func ErrText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
