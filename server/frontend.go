@@ -10,9 +10,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/refresh"
-	"github.com/cgcat/cgcat/local/scan"
 )
 
 // Recall and RecallHit are the GBrain recall contract (package local).
@@ -285,9 +283,8 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	// running is a fact: a live process scans now, or an unfinished pass
 	// has a live process that resumes it. A pass left by processes that
 	// all exited is idle, and said so.
-	_, scanning := lease.Active(scan.LeasePath(c.cfg.DataDir))
 	switch {
-	case scanning || c.ref != nil && c.ref.Running():
+	case refresh.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
 		e.ScanState = "running"
 	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
 		e.ScanState = "running"
