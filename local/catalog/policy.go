@@ -42,7 +42,7 @@ func PolicyFrom(c *config.Config) Policy {
 	p := Policy{ExposePaths: c.Sharing.ExposeAbsolutePaths}
 	p.Discovery = slices.Clone(c.Discovery.Roots)
 	p.Share = slices.Clone(c.Sharing.Roots)
-	p.Deny = resolveAll(c.Sharing.DenyRoots, c.Written.Deny)
+	p.Deny = resolveDeny(c)
 	for _, d := range p.Deny {
 		if id, err := pathid.DirID(d); err == nil && !slices.Contains(p.DenyIDs, id) {
 			p.DenyIDs = append(p.DenyIDs, id)
@@ -55,10 +55,17 @@ func PolicyFrom(c *config.Config) Policy {
 	return p
 }
 
-// resolveAll returns every spelling a set of roots has now: as loaded, as
-// written, and each written one resolved again.
-func resolveAll(loaded, written []string) []string {
-	out := slices.Clone(loaded)
+// resolveDeny returns every spelling the deny roots have now: as written,
+// and each resolved again. (Not as resolved when the config was loaded: a
+// symlink in a deny root's path that was retargeted or removed since then
+// no longer leads there, and every process must hide the same things.) A
+// config built in code, without a written spelling, is taken as it is.
+func resolveDeny(c *config.Config) []string {
+	written := c.Written.Deny
+	if len(written) == 0 {
+		written = c.Sharing.DenyRoots
+	}
+	var out []string
 	add := func(p string) {
 		if p != "" && !slices.ContainsFunc(out, func(o string) bool { return pathid.Same(o, p) }) {
 			out = append(out, p)
