@@ -415,3 +415,53 @@ func rng(t testing.TB) *rand.Rand {
 	t.Logf("random moments from seed %d", seed)
 	return rand.New(rand.NewPCG(seed, 7))
 }
+
+// bgProc is a one-shot command running in the background.
+type bgProc struct {
+	cmd    *exec.Cmd
+	out    *tail
+	exited chan struct{}
+	err    error
+}
+
+func startBg(t testing.TB, env []string, args ...string) *bgProc {
+	t.Helper()
+	p := &bgProc{out: &tail{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(cgcatBin, args...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(p.kill)
+	return p
+}
+
+func (p *bgProc) pid() int { return p.cmd.Process.Pid }
+
+func (p *bgProc) done() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *bgProc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// wait waits for the exit, killing the process after d.
+func (p *bgProc) wait(d time.Duration) error {
+	select {
+	case <-p.exited:
+		return p.err
+	case <-time.After(d):
+		p.kill()
+		return fmt.Errorf("killed after %s", d)
+	}
+}
