@@ -29,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
 )
 
 var cgcatBin string
@@ -372,21 +373,6 @@ func (p *serveProc) listAll(timeout time.Duration) (map[string]string, string, e
 	return out, all.String(), errors.New("listing never ends")
 }
 
-// holdsFileUnder reports whether pid has a file under dir open.
-func holdsFileUnder(pid int, dir string) bool {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, dir+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // copyDir copies a directory tree (regular files and dirs only).
 func copyDir(t testing.TB, src, dst string) {
 	t.Helper()
@@ -464,4 +450,29 @@ func (p *bgProc) wait(d time.Duration) error {
 		p.kill()
 		return fmt.Errorf("killed after %s", d)
 	}
+}
+
+// holdsLock reports whether pid holds a lock on the file at path (per
+// /proc/locks): for catalog.db/LOCK, LevelDB's own lock, held only while
+// the process has the store open (inside a batch).
+func holdsLock(pid int, path string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false
+	}
+	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] == "->" {
+			continue
+		}
+		if f[4] == fmt.Sprint(pid) && f[5] == id {
+			return true
+		}
+	}
+	return false
 }

@@ -67,6 +67,7 @@ func (r *run) cli(long bool, args ...string) cliResult {
 		timeout = 6 * time.Second
 	}
 	res := runCLI(cgcatBin, r.w.env, timeout, append(args, "--config", r.w.cfgPath)...)
+	r.stats.cliTime += res.elapsed
 	if strings.Contains(res.stderr, "panic:") || strings.Contains(res.stdout, "panic:") {
 		r.fail("R39", "cli panicked: "+args[0], "%s", res)
 	}
@@ -123,7 +124,9 @@ func (r *run) checkCLIAnswer(res cliResult, query bool) {
 func (r *run) serveCall(s *serveProc, tool string, args map[string]any) (answer, bool) {
 	var a answer
 	var err error
+	t0 := time.Now()
 	quiet := r.watch.quietCall(func() { a, err = s.call(tool, args) })
+	r.stats.serveTime += time.Since(t0)
 	a.quiet = quiet
 	_, a.query = args["query"]
 	if err == nil {
@@ -759,6 +762,8 @@ type scanSummary struct {
 // finish a pass begun before the last change) and checks everything that
 // must hold once the catalog has caught up.
 func (r *run) settle() {
+	t0 := time.Now()
+	defer func() { r.stats.settleTime += time.Since(t0) }()
 	r.stats.settles++
 	r.lastSettle = r.step
 	r.thaw()

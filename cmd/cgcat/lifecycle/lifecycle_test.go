@@ -130,6 +130,8 @@ type stats struct {
 	movedChecked      int
 	completeClaims    int
 	completeChecked   int
+	// where the time went
+	cliTime, serveTime, settleTime, opTime time.Duration
 }
 
 func newRun(t *testing.T, seed uint64, failFast bool) *run {
@@ -211,6 +213,8 @@ func (r *run) report(elapsed time.Duration, steps int) {
 	t.Logf("lifecycle: %d steps in %s = %.2f steps/s; %d settles; %d answers checked (%d with the scan lease provably free), %d resolves, %d CLI runs",
 		r.step-1, elapsed.Round(time.Millisecond), sps, r.stats.settles, r.stats.answers, r.stats.quiet, r.stats.resolves, r.stats.cli)
 	t.Logf("lifecycle: ops %s", strings.Join(ops, " "))
+	t.Logf("lifecycle: time in CLI runs %s, in serve calls %s, in settles (all included) %s, in operations %s",
+		r.stats.cliTime.Round(time.Millisecond), r.stats.serveTime.Round(time.Millisecond), r.stats.settleTime.Round(time.Millisecond), r.stats.opTime.Round(time.Millisecond))
 	t.Logf("lifecycle: after settles %d listings checked for completeness (%d projects required), %d moves followed; %d coverage-complete claims, %d with projects to check",
 		r.stats.checksAfterSettle, r.stats.listedAfterSettle, r.stats.movedChecked, r.stats.completeClaims, r.stats.completeChecked)
 	if len(r.stats.frozenCLI) > 0 {

@@ -82,7 +82,11 @@ func (r *run) doStep() {
 	}
 	r.stats.ops[chosen.name]++
 	settledNow := r.stats.settles
+	t0 := time.Now()
 	chosen.do()
+	if chosen.name != "settle" && chosen.name != "prune" {
+		r.stats.opTime += time.Since(t0)
+	}
 	r.afterChange()
 	if r.stats.settles == settledNow { // a settle checks on its own
 		r.checkStep(false)
@@ -632,7 +636,7 @@ func (r *run) opFreeze() {
 	_ = s.cmd.Process.Signal(syscall.SIGSTOP)
 	time.Sleep(2 * time.Millisecond)
 	s.frozen = true
-	inBatch := holdsFileUnder(s.cmd.Process.Pid, filepath.Join(r.w.data, "catalog.db"))
+	inBatch := slices.Contains(lockHolders(filepath.Join(r.w.data, "catalog.db", "LOCK")), s.cmd.Process.Pid)
 	r.log("SIGSTOP cgcat scan after %s (inside a store batch: %v)", d, inBatch)
 }
 
@@ -708,7 +712,18 @@ func (r *run) opRefresh() {
 
 // opForget removes one record explicitly (issue 12 item 7).
 func (r *run) opForget() {
-	bs := r.m.bindings()
+	// A record this view can see (whether forget may touch records hidden
+	// from the caller's view is not specified).
+	var bs []*binding
+	for _, b := range r.m.bindings() {
+		if vis, certain := r.visible(b.root); vis && certain {
+			bs = append(bs, b)
+		}
+	}
+	if len(bs) == 0 {
+		r.log("forget: no visible record")
+		return
+	}
 	b := bs[r.rng.IntN(len(bs))]
 	res := r.cli(false, "forget", b.id)
 	r.log("cgcat forget %s (root %s) -> exit %d", b.id, r.rel(b.root), res.code)

@@ -330,22 +330,6 @@ func (s *bgScan) kill() {
 	<-s.done
 }
 
-// holdsFileUnder reports whether pid has a file under dir open (a cgcat
-// process has the store open only inside a batch).
-func holdsFileUnder(pid int, dir string) bool {
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(target, dir+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // ---- the scan lease -------------------------------------------------------
 
 // leaseWatch watches the data dir with inotify for any open, change or
@@ -399,9 +383,13 @@ func (w *leaseWatch) drain() bool {
 }
 
 // leaseHolders lists the pids holding a lock on the current scan.lease.
-func leaseHolders(dataDir string) []int {
+func leaseHolders(dataDir string) []int { return lockHolders(filepath.Join(dataDir, "scan.lease")) }
+
+// lockHolders lists the pids holding a lock on the file at path (from
+// /proc/locks; for catalog.db/LOCK, the process inside a store batch).
+func lockHolders(path string) []int {
 	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(dataDir, "scan.lease"), &st); err != nil {
+	if err := unix.Stat(path, &st); err != nil {
 		return nil
 	}
 	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
