@@ -544,7 +544,7 @@ func (r *run) checkQuery(settled bool) {
 	if len(ps) == 0 {
 		return
 	}
-	p := ps[r.rng.IntN(len(ps))]
+	p := ps[r.crng.IntN(len(ps))]
 	// Half the time probe a project that was never visible: its words must
 	// not come back.
 	var hidden []*proj
@@ -553,8 +553,8 @@ func (r *run) checkQuery(settled bool) {
 			hidden = append(hidden, q)
 		}
 	}
-	if len(hidden) > 0 && r.rng.IntN(2) == 0 {
-		p = hidden[r.rng.IntN(len(hidden))]
+	if len(hidden) > 0 && r.crng.IntN(2) == 0 {
+		p = hidden[r.crng.IntN(len(hidden))]
 	}
 	a, ok := r.serveCall(r.main, "local_codegraph_projects", map[string]any{"query": p.word(), "limit": 10})
 	if !ok {
@@ -564,7 +564,7 @@ func (r *run) checkQuery(settled bool) {
 	vis, certain := r.visible(p.path)
 	if settled && vis && certain && p.indexed && r.withinLimits(p.path) &&
 		!slices.ContainsFunc(a.env.Projects, func(e project) bool { return e.path() == p.path }) {
-		r.fail("R16", "settled: search misses a project", "after a settle a search for %q (the description of #%d at %s) does not find it: status %s, %d results", p.word(), p.key, r.rel(p.path), a.env.Status, len(a.env.Projects))
+		r.fail("R16", "settled: search misses a project", "after a settle a search for %q (the description of #%d at %s) does not find it: status %s, %d results%s", p.word(), p.key, r.rel(p.path), a.env.Status, len(a.env.Projects), r.staleNote(a.who))
 	}
 }
 
@@ -572,7 +572,7 @@ func (r *run) checkQuery(settled bool) {
 // after a settle) and one on the CLI.
 func (r *run) checkResolves(settled bool) {
 	bs := r.m.bindings()
-	r.rng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
+	r.crng.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
 	n := min(len(bs), 4)
 	if settled {
 		n = len(bs)
@@ -592,7 +592,7 @@ func (r *run) checkResolves(settled bool) {
 	}
 	slices.Sort(gone)
 	if len(gone) > 0 {
-		id := gone[r.rng.IntN(len(gone))]
+		id := gone[r.crng.IntN(len(gone))]
 		if a, ok := r.serveCall(r.main, "local_codegraph_resolve", map[string]any{"projectId": id}); ok {
 			r.checkResolve(&a, id, settled)
 		}
@@ -605,9 +605,9 @@ func (r *run) checkResolves(settled bool) {
 		cliN = 0 // one CLI answer per frozen step (the listing) is enough
 	}
 	for i := 0; i < cliN && i < len(bs); i++ {
-		id := bs[r.rng.IntN(len(bs))].id
-		if i == 0 && len(gone) > 0 && r.rng.IntN(3) == 0 {
-			id = gone[r.rng.IntN(len(gone))]
+		id := bs[r.crng.IntN(len(bs))].id
+		if i == 0 && len(gone) > 0 && r.crng.IntN(3) == 0 {
+			id = gone[r.crng.IntN(len(gone))]
 		}
 		res, a, ok := r.cliAnswer("resolve", id, "--json")
 		if !ok {
@@ -746,6 +746,15 @@ func (r *run) checkFakeCards() {
 	}
 }
 
+// checkWord is a word of some project, sampled for a check.
+func (r *run) checkWord() string {
+	ps := r.m.live()
+	if len(ps) == 0 {
+		return "nothing"
+	}
+	return ps[r.crng.IntN(len(ps))].word()
+}
+
 // ---- settle ----------------------------------------------------------------
 
 type scanSummary struct {
@@ -821,9 +830,8 @@ func (r *run) settle() {
 	}
 }
 
-// gbConverge: each serve not yet seen to follow the GBrain switch gets a
-// query (its recall checks the connection) and then, within 15 s, its
-// listing must say the switch's state.
+// gbConverge: each serve not yet seen to follow the GBrain switch must,
+// within 15 s, say the switch's state on a query and on a plain listing.
 func (r *run) gbConverge() {
 	serves := append([]*serveProc{r.main}, r.extra...)
 	if r.gb.converged == nil {
@@ -835,26 +843,27 @@ func (r *run) gbConverge() {
 		}
 		want := r.gb.expected()
 		t0 := time.Now()
-		if a, ok := r.serveCall(s, "local_codegraph_projects", map[string]any{"query": r.anyWord(), "limit": 1}); ok {
-			r.checkAnswer(&a, false)
-		}
-		got := ""
 		bound := 15 * time.Second
-		if r.byKind["f|serve listing never follows gbrain switch to "+want] != nil {
+		if r.byKind["f|serve never follows gbrain switch to "+want] != nil {
 			bound = 2 * time.Second // already reported: do not wait the full bound again
 		}
+		// Both a query (its recall checks the connection) and a plain
+		// listing must come to say the switch's state.
+		gotQ, gotL := "", ""
 		for time.Since(t0) < bound {
-			a, err := s.call("local_codegraph_projects", map[string]any{"limit": 1})
-			if err != nil {
+			q, errQ := s.call("local_codegraph_projects", map[string]any{"query": r.checkWord(), "limit": 1})
+			l, errL := s.call("local_codegraph_projects", map[string]any{"limit": 1})
+			if errQ != nil || errL != nil {
 				break
 			}
-			if got = a.env.GBrainState; got == want {
+			if gotQ, gotL = q.env.GBrainState, l.env.GBrainState; gotQ == want && gotL == want {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if got != want {
-			r.fail("f", "serve listing never follows gbrain switch to "+want, "serve %s: 15 s after GBrain became %s (and after a query), its plain listing still says gbrainState %q%s", s.name, want, got, r.staleNote("serve "+s.name))
+		if gotQ != want || gotL != want {
+			r.fail("f", "serve never follows gbrain switch to "+want, "serve %s: %s after GBrain became %s, a query says gbrainState %q and the plain listing %q%s",
+				s.name, bound, want, gotQ, gotL, r.staleNote("serve "+s.name))
 		} else {
 			r.stats.gbConverge = append(r.stats.gbConverge, time.Since(t0).Round(time.Millisecond))
 		}

@@ -91,7 +91,8 @@ type violation struct {
 type run struct {
 	t        *testing.T
 	seed     uint64
-	rng      *rand.Rand
+	rng      *rand.Rand // the operations: same seed, same sequence of operations
+	crng     *rand.Rand // what the checks sample (their number depends on answers)
 	failFast bool
 	w        *world
 	c        cfg
@@ -144,7 +145,7 @@ func newRun(t *testing.T, seed uint64, failFast bool) *run {
 		t.Fatal(err)
 	}
 	r := &run{
-		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), failFast: failFast,
+		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), crng: rand.New(rand.NewPCG(seed, 1)), failFast: failFast,
 		w: w, m: newModel(), firstKey: map[string]int{}, resAtDeny: map[string]string{},
 		byKind: map[string]*violation{}, isRoot: os.Geteuid() == 0,
 	}

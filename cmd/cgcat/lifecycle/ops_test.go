@@ -53,7 +53,7 @@ func (r *run) ops() []op {
 		{"restart-main-serve", 1, always, r.opRestartMain},
 		{"freeze", 2, always, r.opFreeze},
 		{"refresh", 4, always, r.opRefresh},
-		{"forget", 2, func() bool { return len(r.m.byRoot) > 0 }, r.opForget},
+		{"forget", 2, always, r.opForget},
 		{"prune", 1, always, r.opPrune},
 		{"gbrain", 2, always, r.opGBrain},
 		{"bind-mount-deny", 1, func() bool { return r.isRoot && len(r.w.mounts) < 2 }, r.opBindMount},
@@ -720,11 +720,12 @@ func (r *run) opForget() {
 			bs = append(bs, b)
 		}
 	}
+	n := r.rng.IntN(1 << 20) // one draw whatever was learnt: the operation sequence stays the seed's
 	if len(bs) == 0 {
 		r.log("forget: no visible record")
 		return
 	}
-	b := bs[r.rng.IntN(len(bs))]
+	b := bs[n%len(bs)]
 	res := r.cli(false, "forget", b.id)
 	r.log("cgcat forget %s (root %s) -> exit %d", b.id, r.rel(b.root), res.code)
 	if res.code != 0 {
