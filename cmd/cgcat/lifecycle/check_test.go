@@ -295,6 +295,17 @@ func (r *run) staleNote(who string) string {
 			return fmt.Sprintf(" [serve %s started at step %d; the config file changed since, last at step %d]", name, s.started, r.lastConfig)
 		}
 	}
+	if name == "" { // a CLI answer shows what any process put in the catalog
+		var stale []string
+		for _, s := range append([]*serveProc{r.main}, r.extra...) {
+			if s.started < r.lastConfig {
+				stale = append(stale, fmt.Sprintf("%s (started at step %d)", s.name, s.started))
+			}
+		}
+		if len(stale) > 0 {
+			return fmt.Sprintf(" [serves started before the config last changed (step %d), whose refreshes write the shared catalog: %s]", r.lastConfig, strings.Join(stale, ", "))
+		}
+	}
 	return ""
 }
 
@@ -862,8 +873,12 @@ func (r *run) gbConverge() {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if gotQ != want || gotL != want {
-			r.fail("f", "serve never follows gbrain switch to "+want, "serve %s: %s after GBrain became %s, a query says gbrainState %q and the plain listing %q%s",
-				s.name, bound, want, gotQ, gotL, r.staleNote("serve "+s.name))
+			errTail := s.stderr.String()
+			if len(errTail) > 1500 {
+				errTail = errTail[len(errTail)-1500:]
+			}
+			r.fail("f", "serve never follows gbrain switch to "+want, "serve %s: %s after GBrain became %s, a query says gbrainState %q and the plain listing %q%s\nstderr tail:\n%s",
+				s.name, bound, want, gotQ, gotL, r.staleNote("serve "+s.name), errTail)
 		} else {
 			r.stats.gbConverge = append(r.stats.gbConverge, time.Since(t0).Round(time.Millisecond))
 		}

@@ -58,7 +58,7 @@ func (r *run) ops() []op {
 		{"gbrain", 2, always, r.opGBrain},
 		{"bind-mount-deny", 1, func() bool { return r.isRoot && len(r.w.mounts) < 2 }, r.opBindMount},
 		{"unmount", 1, func() bool { return len(r.w.mounts) > 0 }, r.opUnmount},
-		{"settle", 5, always, func() { r.settle() }},
+		{"settle", 3, always, func() { r.settle() }},
 	}
 }
 

@@ -153,7 +153,7 @@ func (w *world) writeConfig(c cfg, gb map[string]any) error {
 		"roots":                  w.roots(c),
 		"refreshIntervalSeconds": 3600, // serves scan at start and when asked: "running" stays checkable
 		"maxDepth":               c.maxDepth,
-		"maxDirectoriesPerSlice": 4, // many small slices: kills land mid-pass
+		"maxDirectoriesPerSlice": 6, // many small slices: kills land mid-pass
 		"maxDirectoriesPerRound": 100000,
 	}
 	share := []string{}
