@@ -195,7 +195,7 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 		for _, w := range p.words {
 			if strings.Contains(a.raw, w) {
 				r.fail("a", "hidden project's words in an answer", "%s shows %q, a word of project #%d at %s that was never visible (hidden by %s): its name/description leaked%s\n%.1500s",
-					a.who, w, p.key, r.rel(p.path), r.hiddenBy(p.path), r.staleNote(a.who), a.raw)
+					a.who, w, p.key, r.rel(p.path), r.hiddenBy(p.path), r.staleNote(a.who)+r.cliNote(a.who), a.raw)
 			}
 		}
 	}
@@ -258,7 +258,7 @@ func (r *run) checkEntry(a *answer, p project) {
 	}
 	if q := r.m.at(path); q != nil && !q.reached && r.rootOf(path) != "" {
 		r.fail("R9", "project below maxDepth discovered", "%s lists %s at %s (depth %d), deeper than every maxDepth in force since it got there (now %d): a walk went past maxDepth, or used a stale one (R37)%s",
-			a.who, p.ProjectID, r.rel(path), depthIn(r.rootOf(path), path), r.c.maxDepth, r.staleNote(a.who))
+			a.who, p.ProjectID, r.rel(path), depthIn(r.rootOf(path), path), r.c.maxDepth, r.staleNote(a.who)+r.cliNote(a.who))
 	}
 	r.observe(a, p.ProjectID, path)
 }
@@ -279,6 +279,30 @@ func (r *run) hiddenByKind(path string) string {
 	return s
 }
 
+// staleServes names the serves started before the config last changed:
+// their refreshes write the shared catalog that every answer, the CLI's
+// too, shows.
+func (r *run) staleServes() string {
+	var stale []string
+	for _, s := range append([]*serveProc{r.main}, r.extra...) {
+		if s.started < r.lastConfig {
+			stale = append(stale, fmt.Sprintf("%s (started at step %d)", s.name, s.started))
+		}
+	}
+	if len(stale) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" [serves started before the config last changed (step %d), whose refreshes write the shared catalog: %s]", r.lastConfig, strings.Join(stale, ", "))
+}
+
+// cliNote is staleServes for a CLI answer ("" for a serve's).
+func (r *run) cliNote(who string) string {
+	if strings.HasPrefix(who, "cli ") {
+		return r.staleServes()
+	}
+	return ""
+}
+
 // staleNote says when the answering serve was started before the config
 // file last changed: a serve must apply a changed config before its next
 // answer (R37), and many symptoms of one that does not follow.
@@ -293,17 +317,6 @@ func (r *run) staleNote(who string) string {
 	for _, s := range append([]*serveProc{r.main}, r.extra...) {
 		if s.name == name && s.started < r.lastConfig {
 			return fmt.Sprintf(" [serve %s started at step %d; the config file changed since, last at step %d]", name, s.started, r.lastConfig)
-		}
-	}
-	if name == "" { // a CLI answer shows what any process put in the catalog
-		var stale []string
-		for _, s := range append([]*serveProc{r.main}, r.extra...) {
-			if s.started < r.lastConfig {
-				stale = append(stale, fmt.Sprintf("%s (started at step %d)", s.name, s.started))
-			}
-		}
-		if len(stale) > 0 {
-			return fmt.Sprintf(" [serves started before the config last changed (step %d), whose refreshes write the shared catalog: %s]", r.lastConfig, strings.Join(stale, ", "))
 		}
 	}
 	return ""
