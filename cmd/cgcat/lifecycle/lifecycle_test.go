@@ -131,6 +131,7 @@ type stats struct {
 	movedChecked      int
 	completeClaims    int
 	completeChecked   int
+	slowDegraded      int // CLI answers that said degraded after a whole recall budget
 	// where the time went
 	cliTime, serveTime, settleTime, opTime time.Duration
 }
@@ -218,6 +219,9 @@ func (r *run) report(elapsed time.Duration, steps int) {
 		r.stats.cliTime.Round(time.Millisecond), r.stats.serveTime.Round(time.Millisecond), r.stats.settleTime.Round(time.Millisecond), r.stats.opTime.Round(time.Millisecond))
 	t.Logf("lifecycle: after settles %d listings checked for completeness (%d projects required), %d moves followed; %d coverage-complete claims, %d with projects to check",
 		r.stats.checksAfterSettle, r.stats.listedAfterSettle, r.stats.movedChecked, r.stats.completeClaims, r.stats.completeChecked)
+	if r.stats.slowDegraded > 0 {
+		t.Logf("lifecycle: %d CLI answers said degraded while GBrain was up after using their whole recall budget (accepted)", r.stats.slowDegraded)
+	}
 	if len(r.stats.frozenCLI) > 0 {
 		t.Logf("lifecycle: CLI answer while another process was frozen: %v", r.stats.frozenCLI)
 	}

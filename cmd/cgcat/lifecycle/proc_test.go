@@ -114,6 +114,8 @@ type answer struct {
 	// quiet: no process held or even opened the scan lease while the call
 	// ran, so scanState "running" cannot be true (invariant e).
 	quiet bool
+	// elapsed: how long the call (or the CLI run) took.
+	elapsed time.Duration
 }
 
 // serveProc is one real `cgcat serve` with an MCP client on its pipes.
