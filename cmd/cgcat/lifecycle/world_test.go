@@ -44,6 +44,7 @@ type world struct {
 	env                       []string
 	deny                      []denySpec
 	mounts                    []string // bind-mount points (absolute), newest last
+	everMounted               []string // every mount point used so far
 }
 
 func (w *world) abs(rel string) string { return filepath.Join(w.base, filepath.FromSlash(rel)) }
