@@ -55,8 +55,7 @@ type Frontend struct {
 	openMu sync.Mutex
 	opened *opening
 
-	polMu sync.Mutex
-	pol   policyCache
+	pol catalog.PolicyCache
 
 	// Plain listings (no query) by catalog revision, view and workspace:
 	// filtering the whole catalog by the sharing policy is the costly part
@@ -73,17 +72,6 @@ type opening struct {
 	ref  *refresh.Refresher
 	err  error
 }
-
-// policyCache keeps the resolved policy of one config for a short time:
-// deny roots are resolved again (a symlink retargeted, a directory created)
-// at most that often, and at once when the config changes.
-type policyCache struct {
-	cfg *config.Config
-	at  time.Time
-	pol catalog.Policy
-}
-
-const policyTTL = 250 * time.Millisecond
 
 // RevalidateAfter is the hint given with every record (R23): not a lock.
 const RevalidateAfter = 60
@@ -252,16 +240,8 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	return c, nil, nil
 }
 
-// policy is cfg's resolved policy, resolved again after policyTTL.
-func (f *Frontend) policy(cfg *config.Config) catalog.Policy {
-	f.polMu.Lock()
-	defer f.polMu.Unlock()
-	now := f.opt.Now()
-	if f.pol.cfg != cfg || now.Sub(f.pol.at) > policyTTL {
-		f.pol = policyCache{cfg: cfg, at: now, pol: catalog.PolicyFrom(cfg)}
-	}
-	return f.pol.pol
-}
+// policy is cfg's resolved policy (resolved again after a moment).
+func (f *Frontend) policy(cfg *config.Config) catalog.Policy { return f.pol.For(cfg) }
 
 // envelope starts an answer: the facts of the catalog and discovery as this
 // frontend's configuration sees them right now.

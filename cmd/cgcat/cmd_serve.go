@@ -83,7 +83,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 			if recall != nil {
 				// GBrain dials lazily in the background and never blocks
 				// discovery or answers (R32).
-				gb = projection.Start(ctx, cfg, f.Catalog().Store(), catalog.PolicyFrom(cfg), logger)
+				gb = projection.Start(ctx, cfg, f.Catalog().Store(), catalog.Live(live), logger)
 				recall.set(gb.Recall())
 			}
 			f.Refresher().Run(ctx)
