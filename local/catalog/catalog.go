@@ -448,6 +448,13 @@ func Recheck(p *local.Project, pol Policy) Check {
 		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
 		return ck
 	}
+	if cached, ok := recheckCached(p, pol); ok {
+		return cached
+	}
+	// What the root and database look like before the full check: if they
+	// change during it, the remembered answer simply never matches again.
+	rootLook, ok1 := lookAt(p.Root)
+	dbLook, ok2 := lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
 	// One descent from the discovery root with no symlink in the way
 	// gives the verdict and the identity of every directory on the way.
 	rc := marker.ProbeRoot(p.Root, pol.discoveryRootOf(p.Root))
@@ -471,5 +478,8 @@ func Recheck(p *local.Project, pol Policy) Check {
 		return ck
 	}
 	ck.OK = true
+	if ok1 && ok2 {
+		rememberRecheck(p, pol, ck, rootLook, dbLook)
+	}
 	return ck
 }

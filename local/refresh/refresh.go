@@ -99,25 +99,30 @@ func (r *Refresher) Run(ctx context.Context) {
 	defer poll.Stop()
 	lastReq := modTime(r.requestFile())
 	var lastRound time.Time // zero: none yet in this process
-	asked := false
+	var askedAt time.Time   // the oldest refresh request not yet answered
+	ask := func(at time.Time) {
+		if askedAt.IsZero() || at.Before(askedAt) {
+			askedAt = at
+		}
+	}
 	for {
 		if ctx.Err() != nil {
 			return // a kick or tick may win the select after cancellation
 		}
-		if asked || r.due(lastRound) {
-			r.round(ctx, asked, lastRound)
-			asked = false
+		if !askedAt.IsZero() || r.due(lastRound) {
+			r.round(ctx, askedAt, lastRound)
+			askedAt = time.Time{}
 			lastRound = time.Now()
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.kick:
-			asked = true
+			ask(time.Now())
 		case <-poll.C:
 			if m := modTime(r.requestFile()); m.After(lastReq) {
 				lastReq = m
-				asked = true
+				ask(m)
 			}
 			_ = r.cat.Sync(ctx)
 		}
@@ -161,13 +166,21 @@ func modTime(p string) time.Time {
 }
 
 // round runs one budgeted round if this process can take the scan lease.
-func (r *Refresher) round(ctx context.Context, asked bool, lastRound time.Time) {
+func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time.Time) {
+	asked := !askedAt.IsZero()
 	r.sliceMu.Lock()
 	defer r.sliceMu.Unlock()
 	// A slice this process ran for a call (or another process) may have
 	// done the work meanwhile: look again before walking everything.
 	_ = r.cat.ForceSync(ctx)
 	if !asked && !r.due(lastRound) {
+		return
+	}
+	if asked && !r.due(lastRound) && r.cat.State().PassStarted.After(askedAt) {
+		// A pass that began after the request sees everything the caller
+		// could have meant: a burst of refresh requests (every call of a
+		// busy host) is answered by one pass, not by a walk each.
+		r.log.Debug("refresh already answered by a pass begun after it")
 		return
 	}
 	s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
