@@ -59,6 +59,7 @@ const (
 	TierAlias               // the query is an alias
 	TierName                // the query is the project name
 	TierLexical             // BM25F relevance only
+	TierFuzzy               // only a misspelt name, alias or package name matched
 )
 
 func (t Tier) String() string {
@@ -71,6 +72,8 @@ func (t Tier) String() string {
 		return "name"
 	case TierLexical:
 		return "lexical"
+	case TierFuzzy:
+		return "fuzzy"
 	}
 	return "unknown"
 }
@@ -126,6 +129,8 @@ type posting struct {
 type termEntry struct {
 	text string
 	post []posting // sorted by slot, so a Put or Delete finds its entry by binary search
+	ndf  uint32    // postings with the term in a name, alias or package name
+	fpos int32     // 1 + its index in its fuzzy bucket; 0: not in the fuzzy dictionary
 }
 
 type docEntry struct {
@@ -134,7 +139,11 @@ type docEntry struct {
 	name        string   // lowerFold form, for literal exact matches
 	aliases     []string // lowerFold
 	packages    []string // lowerFold
-	terms       termList // to remove postings without re-tokenising
+	// As the document spells them (trimmed), index for index with the
+	// lowerFold forms: what a reason quotes.
+	showName              string
+	showAliases, showPkgs []string
+	terms                 termList // to remove postings without re-tokenising
 }
 
 type exactKind uint8
@@ -165,6 +174,9 @@ type Index struct {
 	freeTerms []uint32
 
 	exact [numExact]map[string][]uint32
+	fuzzy [maxTermLen + 1]fuzzyBucket // name-field terms by length in runes
+	// noFuzzy turns the fuzzy tier off: benchmarks measure what it adds.
+	noFuzzy bool
 
 	// The listing order is kept lazily: writers record which slots changed,
 	// the next reader merges just those in (under orderMu, since readers only
@@ -276,14 +288,16 @@ func (b *builder) build(d *Doc) {
 	b.add(fPath, d.Path)
 }
 
-func lowerAll(ss []string) []string {
-	var out []string
+// lowerAll returns the distinct non-empty lowerFold forms of ss and, index
+// for index, the trimmed value each came from.
+func lowerAll(ss []string) (lower, show []string) {
 	for _, s := range ss {
-		if l := lowerFold(s); l != "" && !slices.Contains(out, l) {
-			out = append(out, l)
+		if l := lowerFold(s); l != "" && !slices.Contains(lower, l) {
+			lower = append(lower, l)
+			show = append(show, strings.TrimSpace(s))
 		}
 	}
-	return out
+	return lower, show
 }
 
 // Put adds d, or replaces the document with the same ID. Only the postings
@@ -297,10 +311,10 @@ func (ix *Index) Put(d Doc) {
 	b.build(&d)
 	entry := docEntry{
 		id: d.ID, sortKey: d.SortKey, live: true,
-		name:     lowerFold(d.Name),
-		aliases:  lowerAll(d.Aliases),
-		packages: lowerAll(d.Packages),
+		name: lowerFold(d.Name), showName: strings.TrimSpace(d.Name),
 	}
+	entry.aliases, entry.showAliases = lowerAll(d.Aliases)
+	entry.packages, entry.showPkgs = lowerAll(d.Packages)
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -441,14 +455,18 @@ func (ix *Index) setPosting(id, slot, tfs uint32) {
 	te := &ix.terms[id]
 	if n := len(te.post); n == 0 || te.post[n-1].slot < slot { // bulk loads append
 		te.post = append(te.post, posting{slot, tfs})
+		ix.countName(id, 0, tfs)
 		return
 	}
 	i, found := searchSlot(te.post, slot)
 	if found {
+		old := te.post[i].tfs
 		te.post[i].tfs = tfs
+		ix.countName(id, old, tfs)
 		return
 	}
 	te.post = slices.Insert(te.post, i, posting{slot, tfs})
+	ix.countName(id, 0, tfs)
 }
 
 func (ix *Index) removePosting(id, slot uint32) {
@@ -457,6 +475,7 @@ func (ix *Index) removePosting(id, slot uint32) {
 	if !found {
 		return
 	}
+	ix.countName(id, te.post[i].tfs, 0)
 	te.post = slices.Delete(te.post, i, i+1)
 	if len(te.post) == 0 {
 		// Recycle the term so that churn does not grow the dictionary.
@@ -478,7 +497,15 @@ type partialForm struct {
 // "@scope/name" → "name"; Maven "group:artifact[:version]" → "artifact";
 // a module path "host/org/name[/vN]" → "name".
 func partialForms(p string) []partialForm {
-	var form, label string
+	if form, label := partialOf(p); form != "" {
+		return []partialForm{{form, label}}
+	}
+	return nil
+}
+
+// partialOf is partialForms' one form, or "", without allocating: it runs
+// for candidates of a query.
+func partialOf(p string) (form, label string) {
 	switch {
 	case strings.HasPrefix(p, "@") && strings.Contains(p, "/"):
 		form, label = p[strings.IndexByte(p, '/')+1:], "without scope"
@@ -489,17 +516,19 @@ func partialForms(p string) []partialForm {
 		}
 		label = "artifact id"
 	case strings.Contains(p, "/"):
-		segs := strings.Split(strings.TrimRight(p, "/"), "/")
-		form = segs[len(segs)-1]
-		if len(segs) > 1 && isMajorVersion(form) {
-			form = segs[len(segs)-2]
+		rest := strings.TrimRight(p, "/")
+		i := strings.LastIndexByte(rest, '/')
+		form = rest[i+1:]
+		if i >= 0 && isMajorVersion(form) {
+			rest = rest[:i]
+			form = rest[strings.LastIndexByte(rest, '/')+1:]
 		}
 		label = "last path segment"
 	}
-	if form == "" || form == p || normalize(form) == "" {
-		return nil
+	if form == "" || form == p || !strings.ContainsFunc(form, func(r rune) bool { c := classify(foldWidth(r)); return c == clAlnum || c == clCJK }) {
+		return "", ""
 	}
-	return []partialForm{{form, label}}
+	return form, label
 }
 
 // isMajorVersion reports a Go major-version suffix such as "v2".
