@@ -6,11 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
-
-// unsafeString views b as a string for a comparison that does not keep it.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // The fuzzy tier forgives misspelt names. Its dictionary is every term that
 // occurs in a name, alias or package name (never descriptions or READMEs:
@@ -340,44 +336,14 @@ func osaWithin[T byte | rune](a, b []T, k int) int {
 	return min(p[m], inf)
 }
 
-// wholeClose reports whether the document's name, an alias, or a package
-// name in full or in its partial form is, separators ignored, within d
-// edits of the whole query (norm). It runs for the fuzzy candidates of a
-// one-word query, so it does not allocate.
-func (e *docEntry) wholeClose(norm string, d int) bool {
-	var ra, rb [maxTermLen]rune
-	var buf [maxTermLen + 8]byte
-	close := func(v string) bool {
-		if len(v)+d < len(norm) { // normalising never lengthens ASCII
-			return false
-		}
-		b, ok := normInto(buf[:0], v)
-		return ok && len(b)-len(norm) <= d && editsWithin(norm, unsafeString(b), d, &ra, &rb) <= d
-	}
-	if close(e.name) || slices.ContainsFunc(e.aliases, close) {
-		return true
-	}
-	for _, p := range e.packages {
-		if close(p) {
-			return true
-		}
-		if form, _ := partialOf(p); form != "" && close(form) {
+// wholeClose reports whether one of a document's whole-value terms is among
+// ids (sorted): the whole name, alias or package name is a misspelling of
+// the whole query.
+func wholeClose(whole, ids []uint32) bool {
+	for _, w := range whole {
+		if _, ok := slices.BinarySearch(ids, w); ok {
 			return true
 		}
 	}
 	return false
-}
-
-// normInto appends normalize(s) to dst if it fits in dst's capacity.
-func normInto(dst []byte, s string) ([]byte, bool) {
-	for _, r := range s {
-		r = foldWidth(r)
-		if c := classify(r); c == clAlnum || c == clCJK {
-			if len(dst)+utf8.UTFMax > cap(dst) {
-				return dst, false
-			}
-			dst = utf8.AppendRune(dst, unicode.ToLower(r))
-		}
-	}
-	return dst, true
 }

@@ -144,6 +144,10 @@ type docEntry struct {
 	showName              string
 	showAliases, showPkgs []string
 	terms                 termList // to remove postings without re-tokenising
+	// The terms that are a whole name, alias, package name or its
+	// partial form (one-segment values only: react-router → reactrouter):
+	// how the fuzzy tier knows a whole value is close to a whole query.
+	whole []uint32
 }
 
 type exactKind uint8
@@ -315,6 +319,7 @@ func (ix *Index) Put(d Doc) {
 	}
 	entry.aliases, entry.showAliases = lowerAll(d.Aliases)
 	entry.packages, entry.showPkgs = lowerAll(d.Packages)
+	wholes := entry.wholeForms()
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -366,11 +371,38 @@ func (ix *Index) Put(d Doc) {
 		prev = p.id
 	}
 	entry.terms = termList(bytes.Clone(b.enc))
+	for _, w := range wholes {
+		if id, ok := ix.dict[w]; ok && !slices.Contains(entry.whole, id) {
+			entry.whole = append(entry.whole, id)
+		}
+	}
 	ix.docs[slot] = entry
 	ix.idOf[slot] = d.ID
 	ix.flen[slot] = b.flen
 	ix.addLens(slot, 1)
 	ix.indexExact(slot, true)
+}
+
+// wholeForms are the terms a whole value of a name field tokenises to when
+// it is one segment: its letters and digits, stemmed.
+func (e *docEntry) wholeForms() []string {
+	var out []string
+	add := func(v string) {
+		if n := normalize(v); n != "" && len(n) <= maxTermLen {
+			out = append(out, string(stem([]byte(n))))
+		}
+	}
+	add(e.name)
+	for _, a := range e.aliases {
+		add(a)
+	}
+	for _, p := range e.packages {
+		add(p)
+		if form, _ := partialOf(p); form != "" {
+			add(form)
+		}
+	}
+	return out
 }
 
 // Delete removes the document with this id, if present.

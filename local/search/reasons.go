@@ -51,6 +51,9 @@ type reasonBuilder struct {
 	// For reasons that quote values: what each document term means to
 	// the query, filled on first use.
 	match map[string]termMatch
+	metas []termMeaning // the same, in order: words, then fuzzy spellings
+	best  []reasonItem
+	chunk []string // backing for the reason slices of hits
 	tok   tokenizer
 	items []reasonItem
 }
@@ -137,7 +140,10 @@ func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow boo
 // field: they quote the document's value.
 func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numFields]uint64) []string {
 	e := &rb.ix.docs[slot]
-	dst := make([]string, 0, maxReasons)
+	if len(rb.chunk) < maxReasons {
+		rb.chunk = make([]string, 64*maxReasons) // one allocation for many hits
+	}
+	dst := rb.chunk[:0:maxReasons]
 	skip := field(numFields)
 	var shown [maxReasons]string // values quoted so far: a package named like the project is said once
 	if band > bandLexical {
@@ -158,6 +164,7 @@ func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numField
 			dst = append(dst, r)
 		}
 	}
+	rb.chunk = rb.chunk[len(dst):]
 	return dst[:len(dst):len(dst)]
 }
 
@@ -171,6 +178,17 @@ func (e *docEntry) value(f field, i int) string {
 		return e.showPkgs[i]
 	}
 	return e.showName
+}
+
+// lowerValue is value's lowerFold form.
+func (e *docEntry) lowerValue(f field, i int) string {
+	switch {
+	case f == fAlias && i >= 0:
+		return e.aliases[i]
+	case f == fPackage && i >= 0:
+		return e.packages[i]
+	}
+	return e.name
 }
 
 func (e *docEntry) values(f field) int {
@@ -219,32 +237,56 @@ func (rb *reasonBuilder) exactReason(e *docEntry, band, label uint8) (f field, v
 	return numFields, "", tierOf(band).String() + " matches " + rb.q.quoted // not reached: matchExact found it
 }
 
-// prepare fills match: the query's words, words run together, fuzzy
-// spellings (an exact meaning wins over a fuzzy one).
+// prepare fills what the query's terms mean to a value reason: its words
+// (and words run together), then fuzzy spellings, best first per word. An
+// exact meaning of a text wins over a fuzzy one (match).
 func (rb *reasonBuilder) prepare() {
 	if rb.match != nil {
 		return
 	}
 	q := rb.q
 	rb.match = map[string]termMatch{}
-	for _, t := range rb.targets {
-		if t.dist > 0 {
-			rb.match[rb.ix.terms[t.id].text] = termMatch{bits: 1 << t.qi, fuzzy: true, qi: t.qi}
-		}
-	}
-	for _, p := range q.pairs {
-		rb.match[p.text] = termMatch{bits: p.bits}
-	}
 	for i, t := range q.terms {
 		if q.content&(1<<i) != 0 {
 			m := rb.match[t]
-			if m.fuzzy {
-				m = termMatch{}
-			}
 			m.bits |= 1 << i
 			rb.match[t] = m
 		}
 	}
+	for _, p := range q.pairs {
+		m := rb.match[p.text]
+		m.bits |= p.bits
+		rb.match[p.text] = m
+	}
+	for text, m := range rb.match {
+		rb.metas = append(rb.metas, termMeaning{text, m})
+	}
+	// Map order is random: words in query order, for the same reason text
+	// every time.
+	slices.SortFunc(rb.metas, func(a, b termMeaning) int {
+		if a.bits != b.bits {
+			return bits.TrailingZeros64(a.bits) - bits.TrailingZeros64(b.bits)
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	for _, t := range rb.targets {
+		text := rb.ix.terms[t.id].text
+		if t.dist == 0 {
+			continue
+		}
+		if _, exact := rb.match[text]; exact {
+			continue
+		}
+		m := termMatch{bits: 1 << t.qi, fuzzy: true, qi: t.qi}
+		rb.match[text] = m
+		rb.metas = append(rb.metas, termMeaning{text, m})
+	}
+}
+
+// termMeaning is a term text with what it means to the query.
+type termMeaning struct {
+	text string
+	termMatch
 }
 
 // valueReason quotes the value of field f that holds the most of the
@@ -254,58 +296,100 @@ func (rb *reasonBuilder) prepare() {
 func (rb *reasonBuilder) valueReason(e *docEntry, f field, bits uint64) (value, reason string) {
 	rb.prepare()
 	best, bestCover := -2, 0
-	var bestItems []reasonItem
-	for i := range e.values(f) {
-		idx := i
-		if f == fName {
-			idx = -1
+	bestItems := rb.best[:0]
+	// ASCII values, nearly all, are searched directly (findTerm); if that
+	// does not account for every matched term — a stem that hides its word
+	// (libraries → library), other scripts — the values are tokenized.
+	for pass := range 2 {
+		var union uint64
+		for i := range e.values(f) {
+			idx := i
+			if f == fName {
+				idx = -1
+			}
+			items, cover := rb.valueItems(e.value(f, idx), e.lowerValue(f, idx), bits, pass == 1)
+			union |= cover
+			if n := popcount(cover); n > bestCover {
+				best, bestCover = idx, n
+				bestItems = append(bestItems[:0], items...)
+			}
 		}
-		items, cover := rb.valueItems(e.value(f, idx), bits)
-		if cover > bestCover {
-			best, bestCover = idx, cover
-			bestItems = append(bestItems[:0], items...)
+		if union == bits {
+			break
 		}
 	}
+	rb.best = bestItems
 	if best == -2 {
 		return "", ""
 	}
 	v := e.value(f, best)
+	q := rb.q
 	var b strings.Builder
-	b.WriteString(fieldWord[f] + " " + quote(v, maxValueRunes))
+	b.Grow(2*len(v) + 64)
+	b.WriteString(fieldWord[f])
+	b.WriteByte(' ')
+	writeQuoted(&b, v, maxValueRunes)
 	if len(bestItems) == 1 && bestItems[0].fuzzy && bestItems[0].start == 0 && bestItems[0].end == len(v) {
-		b.WriteString(" is close to " + strconv.Quote(rb.q.disp[bestItems[0].qi]))
+		b.WriteString(" is close to ")
+		writeQuoted(&b, q.disp[bestItems[0].qi], maxDisplayRunes+1)
 		return v, b.String()
 	}
 	b.WriteString(" matches ")
-	n := utf8.RuneCountInString(b.String())
 	for i, it := range bestItems {
-		s := quote(v[it.start:it.end], maxDisplayRunes)
-		if it.fuzzy {
-			s += " (close to " + strconv.Quote(rb.q.disp[it.qi]) + ")"
-		}
-		if i > 0 {
-			s = ", " + s
-		}
-		if i == maxReasonItems || (i > 0 && n+utf8.RuneCountInString(s) > maxReasonRunes) {
+		if i == maxReasonItems || (i > 0 && utf8.RuneCountInString(b.String()) > maxReasonRunes-2*maxDisplayRunes-16) {
 			b.WriteString(", …")
 			break
 		}
-		b.WriteString(s)
-		n += utf8.RuneCountInString(s)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeQuoted(&b, v[it.start:it.end], maxDisplayRunes)
+		if it.fuzzy {
+			b.WriteString(" (close to ")
+			writeQuoted(&b, q.disp[it.qi], maxDisplayRunes+1)
+			b.WriteByte(')')
+		}
 	}
 	return v, b.String()
 }
 
-// valueItems returns the words of v that matched a term in bits, widest
-// first where one holds another (the compound "spdx-exceptions" over its
-// parts), and how many distinct query terms they cover.
-func (rb *reasonBuilder) valueItems(v string, bits uint64) ([]reasonItem, int) {
+// writeQuoted writes quote(s, n) to b.
+func writeQuoted(b *strings.Builder, s string, n int) {
+	if plain(s, n) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
+	b.WriteString(strconv.Quote(clean(s, n)))
+}
+
+// valueItems returns the words of v (lower: its lowerFold form) that
+// matched a term in bits, widest first where one holds another (the
+// compound "spdx-exceptions" over its parts), and the query terms they
+// cover: by tokenizing v, or by searching ASCII v for the terms.
+func (rb *reasonBuilder) valueItems(v, lower string, bits uint64, tokenize bool) ([]reasonItem, uint64) {
 	items := rb.items[:0]
-	rb.tok.tokenize(v, func(_ tokKind, term []byte, _, start, end int) {
-		if m, ok := rb.match[string(term)]; ok && m.bits&bits != 0 {
-			items = append(items, reasonItem{start, end, m})
+	if tokenize {
+		rb.tok.tokenize(v, func(_ tokKind, term []byte, _, start, end int) {
+			if m, ok := rb.match[string(term)]; ok && m.bits&bits != 0 {
+				items = append(items, reasonItem{start, end, m})
+			}
+		})
+	} else if len(lower) == len(v) && isASCII(v) {
+		var found uint64 // fuzzy words already placed: one spelling each is enough
+		for _, m := range rb.metas {
+			if m.bits&bits == 0 || (m.fuzzy && found&m.bits != 0) {
+				continue
+			}
+			if a, z, ok := findTerm(lower, v, m.text); ok {
+				items = append(items, reasonItem{a, z, m.termMatch})
+				if m.fuzzy {
+					found |= m.bits
+				}
+			}
 		}
-	})
+	}
 	slices.SortFunc(items, func(a, b reasonItem) int {
 		if a.start != b.start {
 			return a.start - b.start
@@ -324,8 +408,80 @@ func (rb *reasonBuilder) valueItems(v string, bits uint64) ([]reasonItem, int) {
 		end = it.end
 	}
 	rb.items = items
-	return kept, popcount(cover)
+	return kept, cover
 }
+
+// findTerm finds where a term is spelt in an ASCII value: lower is its
+// lowercase form, show its own (for camelCase humps). A term is a word the
+// tokenizer made — a part, or parts run together, stemmed — so it is
+// looked for as letters and digits from the start of a word, skipping the
+// separators '-', '_' and '.', ending at the end of a word or where a stem
+// left off a plural or silent 'e' (services → servic). It returns the span
+// of the word(s); ok is false when the term is not spelt so (the caller
+// then tokenizes).
+func findTerm(lower, show, t string) (start, end int, ok bool) {
+	for i := 0; i+len(t) <= len(lower); i++ {
+		if lower[i] != t[0] || !wordStart(show, i) {
+			continue
+		}
+		j, k := i, 0
+		for j < len(lower) && k < len(t) {
+			switch c := lower[j]; {
+			case c == t[k]:
+				j, k = j+1, k+1
+			case k > 0 && (c == '-' || c == '_' || c == '.') && j+1 < len(lower) && wordStart(show, j+1):
+				j++
+			default:
+				k = -1
+			}
+			if k < 0 {
+				break
+			}
+		}
+		if k != len(t) {
+			continue
+		}
+		// What a stem took off: at most "ses", "es", "s", "e".
+		z := j
+		for z < len(lower) && z-j < 3 && (lower[z] == 's' || lower[z] == 'e') && !wordStart(show, z) {
+			z++
+		}
+		if z == len(lower) || !isAlnumByte(lower[z]) || wordStart(show, z) {
+			return i, z, true
+		}
+	}
+	return 0, 0, false
+}
+
+// wordStart reports whether a word starts at byte i of an ASCII value: at
+// its start, after anything but a letter or digit, at a camelCase hump, or
+// where letters and digits meet.
+func wordStart(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	if i >= len(s) {
+		return false
+	}
+	p, c := s[i-1], s[i]
+	switch {
+	case !isAlnumByte(p):
+		return isAlnumByte(c)
+	case isDigitByte(p) != isDigitByte(c):
+		return isAlnumByte(c)
+	case 'a' <= p && p <= 'z' && 'A' <= c && c <= 'Z':
+		return true
+	case 'A' <= p && p <= 'Z' && 'A' <= c && c <= 'Z':
+		return i+1 < len(s) && 'a' <= s[i+1] && s[i+1] <= 'z' // XMLParser → XML|Parser
+	}
+	return false
+}
+
+func isAlnumByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 
 func popcount(x uint64) int { return bits.OnesCount64(x) }
 

@@ -267,7 +267,26 @@ func bound(s string, n int) string {
 // quoted. strconv.Quote then only has quotes and backslashes left to
 // escape, so a reason stays one short line.
 func quote(s string, n int) string {
+	if plain(s, n) {
+		return `"` + s + `"` // what the rest would return, without its work
+	}
 	return strconv.Quote(clean(s, n))
+}
+
+// plain reports printable ASCII of at most n bytes that clean leaves alone
+// and strconv.Quote does not escape: no quotes, backslashes, control
+// characters or runs of spaces, none at the ends.
+func plain(s string, n int) bool {
+	if len(s) > n || s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c > '~' || c == '"' || c == '\\' || (c == ' ' && s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 // clean keeps printable characters only (control and format characters —
@@ -402,10 +421,14 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 	// Scores are reported at the same float32 precision, so the list order
 	// and the reported scores always agree.
 	nq := float64(bits.OnesCount64(q.content))
-	wholeD := 0
-	if q.whole != 0 && !ix.noFuzzy {
-		wholeD = fuzzyBound(utf8.RuneCountInString(q.norm))
+	// The terms within the bound of a one-word query as a whole, sorted.
+	var wholeIDs []uint32
+	for _, t := range sc.fz {
+		if q.whole == 1<<t.qi {
+			wholeIDs = append(wholeIDs, t.id)
+		}
 	}
+	slices.Sort(wholeIDs)
 	keys := sc.keys[:0]
 	for ci := range sc.cands {
 		c := &sc.cands[ci]
@@ -432,12 +455,12 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 		// lex/(lex+1) < 1 keeps bands apart; the cap keeps float32
 		// rounding from ever reaching the next band.
 		rel := lex / (lex + 1)
-		if c.band <= bandLexical && wholeD > 0 {
+		if c.band <= bandLexical && len(wholeIDs) > 0 {
 			// As the exact tiers do for the query itself: a name, alias or
 			// package name that is, as a whole, a misspelling of the
 			// whole query comes first within its band.
 			rel /= 2
-			if fz&q.whole != 0 && ix.docs[c.slot].wholeClose(q.norm, wholeD) {
+			if fz&q.whole != 0 && wholeClose(ix.docs[c.slot].whole, wholeIDs) {
 				rel += 0.5
 			}
 		}
