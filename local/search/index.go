@@ -1,13 +1,15 @@
 // Package search is the catalog's in-memory lexical index over project
 // metadata (R16).
 //
-// It owns tokenisation, ranking, tie order and the short reasons attached to
-// each hit. It must never do I/O, read files, call GBrain, or decide
-// sharing: the caller passes a keep filter with every Search and List, and a
-// document the filter rejects never appears and never shapes a reason. (It
-// still counts in corpus statistics — document frequencies and average
-// field lengths — so it can nudge the scores of visible hits; nothing else
-// of it is observable.)
+// It owns tokenisation, ranking, tie order, the short reasons attached to
+// each hit and the spellings Suggest offers. It must never do I/O, read
+// files, call GBrain, import code that does, or decide sharing: the caller
+// passes a keep filter with every Search, List and Suggest, and a document
+// the filter rejects never appears, never shapes a reason and is never
+// suggested. (It still counts in corpus statistics — document frequencies
+// and average field lengths — so it can nudge the scores of visible hits;
+// nothing else of it is observable: in particular, which documents match a
+// query, exactly or fuzzily, never depends on another document.)
 //
 // Ranking, best first:
 //
@@ -15,18 +17,42 @@
 //     unscoped / last-path-segment / artifact-id form), an alias, or the
 //     project name. Case never matters; within each, a literal match beats
 //     one that only agrees once separators are removed (react router dom,
-//     react_router_dom and reactRouterDom all meet react-router-dom).
+//     react_router_dom and reactRouterDom all meet react-router-dom). A
+//     query that wraps a package name in a URL, a registry page or an
+//     install command (https://github.com/a/b.git, npmjs.com/package/x,
+//     npm install x, pip install x) is also tried as that name.
 //  2. BM25F over name, aliases, packages (high weight), keywords, tags,
 //     description (medium), README excerpt and path segments (low), times
 //     a coordination factor: the share of the query's distinct terms a
 //     document matches. Terms: lowercase words split at separators,
 //     camelCase humps and letter/digit changes, plus each compound joined
 //     (orderSdk and order-sdk share "ordersdk"); plural stemming; CJK runs
-//     as overlapping bigrams.
-//  3. Ties: SortKey, then ID.
+//     as overlapping bigrams. Neighbouring query words also meet a name
+//     that writes them as one (fast api → fastapi). Host-only words
+//     (github.com, npm, https, www, com — see host.go for the list and why)
+//     never make a document a hit on their own when the query has other
+//     words.
+//  3. Fuzzy: a query word of 4–7 runes one edit, of 8 or more two edits
+//     (Damerau: swapped neighbours are one edit) from a term of a name,
+//     alias or package name; numeronyms (k8s, i18n) by first and last
+//     letter and length. Only documents that matched nothing else come
+//     here; a document that did gets a fuzzy match of another word counted
+//     at a discount. The dictionary is the name-field terms only, in
+//     buckets by length with a letter signature per term (fuzzy.go), so a
+//     query never scans documents or prose to find its candidates.
+//  4. Ties: SortKey, then ID.
 //
-// Reasons are built only from the query's own words and fixed field names,
-// never from document text, so they are safe to show to an agent as data.
+// Reasons quote the query's words, fixed field names, and — for a name,
+// alias or package name — the value that matched and the word of it that
+// did: `package "@acme/refund-worker" matches "refund"`, `name "cobra" is
+// close to "cobar"`. Those values are identifiers the catalog already shows
+// (a project's name), never prose: descriptions, README text, keywords and
+// paths are never quoted. Anything quoted goes through clean (control and
+// format characters — bidi overrides, zero-width and tag characters —
+// dropped, whitespace collapsed, invalid UTF-8 replaced), is cut to 48
+// runes (a value) or 32 (a word) and Go-quoted, and a hit has at most three
+// reasons, so a reason stays one short line that can carry no more than an
+// identifier can. They are safe to show to an agent as data.
 package search
 
 import (
@@ -79,9 +105,9 @@ func (t Tier) String() string {
 }
 
 // Hit is one search result. Score never increases down a result list: it
-// is the exact-match band (an integer, 0 for lexical hits) plus the lexical
-// relevance squashed into [0,1), at float32 precision. Scores compare only
-// within one Search call.
+// is the band (an integer: 0 for fuzzy hits, 1 for lexical ones, 3–10 for
+// the exact tiers) plus the relevance squashed into [0,1), at float32
+// precision. Scores compare only within one Search call.
 // Reasons are at most three short phrases. Hits with the same reasons share
 // one slice: treat it as read-only.
 type Hit struct {

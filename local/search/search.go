@@ -435,13 +435,10 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 		// Words matched only by a fuzzy match: none of the document's own
 		// exact matches of a word is ever counted twice.
 		fz := sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask
-		if c.band == bandFuzzy {
-			switch {
-			case c.mask != 0:
-				c.band = bandLexical
-			case fz == 0:
-				continue // touched by a host-only word alone: no hit
-			}
+		if c.band == bandFuzzy && c.mask != 0 {
+			// Host-only words never make a candidate, so every candidate
+			// matched a word exactly (lexical), fuzzily, or the whole query.
+			c.band = bandLexical
 		}
 		if keep != nil && !keep(ix.idOf[c.slot]) {
 			continue
