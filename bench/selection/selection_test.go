@@ -36,9 +36,15 @@ var goals = []struct {
 	{KindSeparators, 1, 0.95},
 	{KindUnscoped, 1, 0.95},
 	{KindDescription, 5, 0.90},
+	// Issue 15: a misspelt name is forgiven; a URL, registry page or
+	// install command finds its package; and the kinds that had no goal
+	// keep what they had (100 % when the forgiving search came).
 	{KindTypo, 5, 0.90},
 	{KindTypo2, 5, 0.90},
 	{KindTransposed, 5, 0.90},
+	{KindHost, 1, 0.95},
+	{KindDependency, 1, 0.95},
+	{KindChinese, 5, 0.95},
 }
 
 // result is one answered query.

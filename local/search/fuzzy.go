@@ -63,6 +63,10 @@ type fuzzyBucket struct {
 // insertion or deletion one; a transposition none), so two terms within k
 // edits differ in at most 2k bits: a test of a few instructions that turns
 // most of a bucket away before any distance is computed.
+// nonASCIISig are the signature bits of classes 29–31: a term without
+// them is made of a–z and 0–9 only.
+const nonASCIISig = 7<<29 | 7<<61
+
 func letterSig(s string) uint64 {
 	var n [32]uint8
 	var sig uint64
@@ -184,6 +188,7 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 		n := utf8.RuneCountInString(k.text)
 		if d := k.d; d > 0 {
 			sig := letterSig(k.text)
+			ascii := isASCII(k.text)
 			for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
 				b := &ix.fuzzy[l]
 				for j, s := range b.sigs {
@@ -191,7 +196,14 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 						continue
 					}
 					id := b.ids[j]
-					if e := editsWithin(k.text, ix.terms[id].text, d, &ra, &rb); e <= d {
+					t := ix.terms[id].text
+					var e int
+					if ascii && s&nonASCIISig == 0 {
+						e = osaWithin([]byte(k.text), []byte(t), d)
+					} else {
+						e = editsWithin(k.text, t, d, &ra, &rb)
+					}
+					if e <= d {
 						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
 					}
 				}
@@ -339,9 +351,12 @@ func osaWithin[T byte | rune](a, b []T, k int) int {
 // wholeClose reports whether one of a document's whole-value terms is among
 // ids (sorted): the whole name, alias or package name is a misspelling of
 // the whole query.
-func wholeClose(whole, ids []uint32) bool {
+func wholeClose(whole *wholeTerms, ids []uint32) bool {
 	for _, w := range whole {
-		if _, ok := slices.BinarySearch(ids, w); ok {
+		if w == 0 {
+			break
+		}
+		if _, ok := slices.BinarySearch(ids, w-1); ok {
 			return true
 		}
 	}

@@ -170,11 +170,17 @@ type docEntry struct {
 	showName              string
 	showAliases, showPkgs []string
 	terms                 termList // to remove postings without re-tokenising
-	// The terms that are a whole name, alias, package name or its
-	// partial form (one-segment values only: react-router → reactrouter):
-	// how the fuzzy tier knows a whole value is close to a whole query.
-	whole []uint32
 }
+
+// maxWhole bounds the whole-value terms kept per document (name, package,
+// its partial form: rarely more than two distinct).
+const maxWhole = 3
+
+// wholeTerms are the terms that are a whole name, alias, package name or
+// its partial form (one-segment values only: react-router → reactrouter),
+// as 1 + term id (0: none): how the fuzzy tier knows that a whole value
+// is close to a whole query.
+type wholeTerms [maxWhole]uint32
 
 type exactKind uint8
 
@@ -195,6 +201,7 @@ type Index struct {
 	docs   []docEntry
 	idOf   []string            // per slot: the id (dense: read for every hit and keep call)
 	flen   [][numFields]uint16 // per slot: tokens per field (dense: read on every posting)
+	whole  []wholeTerms        // per slot (dense: read for fuzzy candidates)
 	free   []uint32            // dead slots to reuse
 	live   int
 	sumLen [numFields]uint64
@@ -397,11 +404,15 @@ func (ix *Index) Put(d Doc) {
 		prev = p.id
 	}
 	entry.terms = termList(bytes.Clone(b.enc))
+	var whole wholeTerms
+	n := 0
 	for _, w := range wholes {
-		if id, ok := ix.dict[w]; ok && !slices.Contains(entry.whole, id) {
-			entry.whole = append(entry.whole, id)
+		if id, ok := ix.dict[w]; ok && n < maxWhole && !slices.Contains(whole[:n], id+1) {
+			whole[n] = id + 1
+			n++
 		}
 	}
+	ix.whole[slot] = whole
 	ix.docs[slot] = entry
 	ix.idOf[slot] = d.ID
 	ix.flen[slot] = b.flen
@@ -451,6 +462,7 @@ func (ix *Index) Delete(id string) {
 	ix.docs[slot] = docEntry{}
 	ix.idOf[slot] = ""
 	ix.flen[slot] = [numFields]uint16{}
+	ix.whole[slot] = wholeTerms{}
 	delete(ix.byID, id)
 	ix.free = append(ix.free, slot)
 	ix.live--
@@ -466,6 +478,7 @@ func (ix *Index) allocSlot() uint32 {
 	ix.docs = append(ix.docs, docEntry{})
 	ix.idOf = append(ix.idOf, "")
 	ix.flen = append(ix.flen, [numFields]uint16{})
+	ix.whole = append(ix.whole, wholeTerms{})
 	return uint32(len(ix.docs) - 1)
 }
 

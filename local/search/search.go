@@ -457,7 +457,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			// package name that is, as a whole, a misspelling of the
 			// whole query comes first within its band.
 			rel /= 2
-			if fz&q.whole != 0 && wholeClose(ix.docs[c.slot].whole, wholeIDs) {
+			if fz&q.whole != 0 && wholeClose(&ix.whole[c.slot], wholeIDs) {
 				rel += 0.5
 			}
 		}
