@@ -365,18 +365,33 @@ func TestFuzzyKeepFilterEquivalence(t *testing.T) {
 	without := build(kept...)
 	queries := append(c.typos(docs, 150), "cobar", "github.com/spf13/cobra", "k8s")
 	// Scores may differ (corpus statistics), and with them the order of
-	// near ties: the hits, their tiers and their reasons may not.
-	byID := func(hits []Hit) map[string]Hit {
-		m := map[string]Hit{}
-		for _, h := range hits {
+	// near ties: the hits and their tiers may not, nor their reasons where
+	// both answers explain them alike (see explainHits).
+	type seen struct {
+		hit Hit
+		pos int
+	}
+	byID := func(hits []Hit) map[string]seen {
+		m := map[string]seen{}
+		for i, h := range hits {
 			h.Score = 0
-			m[h.ID] = h
+			m[h.ID] = seen{h, i}
 		}
 		return m
 	}
 	for _, q := range queries {
-		if a, b := byID(ix.Search(q, keep)), byID(without.Search(q, nil)); !reflect.DeepEqual(a, b) {
-			t.Fatalf("%q:\n filtered %v\n without  %v", q, a, b)
+		a, b := byID(ix.Search(q, keep)), byID(without.Search(q, nil))
+		if len(a) != len(b) {
+			t.Fatalf("%q: %d hits filtered, %d without", q, len(a), len(b))
+		}
+		for id, x := range a {
+			y, ok := b[id]
+			if !ok || x.hit.Tier != y.hit.Tier {
+				t.Fatalf("%q: %s: filtered %+v, without %+v", q, id, x.hit, y.hit)
+			}
+			if (x.pos < explainHits) == (y.pos < explainHits) && !reflect.DeepEqual(x.hit.Reasons, y.hit.Reasons) {
+				t.Fatalf("%q: %s: reasons %q vs %q", q, id, x.hit.Reasons, y.hit.Reasons)
+			}
 		}
 		if sa, sb := ix.Suggest(q, keep, 8), without.Suggest(q, nil, 8); !slices.Equal(sa, sb) {
 			t.Fatalf("%q: suggestions %q vs %q", q, sa, sb)
@@ -590,6 +605,33 @@ func TestExpandMatchesScan(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: expand %v, scan %v", q, got, want)
+		}
+	}
+}
+
+// Reasons quote values for the first explainHits hits of an answer and
+// use the query's words after: the same for Search and SearchTop.
+func TestExplainHits(t *testing.T) {
+	var docs []Doc
+	for i := range explainHits + 50 {
+		docs = append(docs, Doc{ID: fmt.Sprintf("d%03d", i), Name: fmt.Sprintf("refund-worker-%d", i)})
+	}
+	ix := build(docs...)
+	for _, q := range []string{"refunds", "refnds"} {
+		hits := ix.Search(q, nil)
+		if len(hits) != len(docs) {
+			t.Fatalf("%q: %d hits", q, len(hits))
+		}
+		first, last := hits[0].Reasons[0], hits[len(hits)-1].Reasons[0]
+		if !strings.HasPrefix(first, `name "refund-worker-`) {
+			t.Errorf("%q: first hit: %q", q, first)
+		}
+		if want := map[string]string{"refunds": `name contains "refunds"`, "refnds": `name is close to "refnds"`}[q]; last != want {
+			t.Errorf("%q: last hit: %q, want %q", q, last, want)
+		}
+		top, _ := ix.SearchTop(q, nil, explainHits+10)
+		if !reflect.DeepEqual(top, hits[:explainHits+10]) {
+			t.Errorf("%q: SearchTop differs from Search", q)
 		}
 	}
 }

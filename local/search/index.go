@@ -108,8 +108,14 @@ func (t Tier) String() string {
 // is the band (an integer: 0 for fuzzy hits, 1 for lexical ones, 3–10 for
 // the exact tiers) plus the relevance squashed into [0,1), at float32
 // precision. Scores compare only within one Search call.
-// Reasons are at most three short phrases. Hits with the same reasons share
-// one slice: treat it as read-only.
+// Reasons are at most three short phrases. Those of the first 50 hits of
+// an answer (a page of the largest size the tool allows) quote the value
+// of a name, alias or package name that matched; later lexical and fuzzy
+// hits name the field and the query's words (`name contains "refunds"`,
+// `name is close to "cobar"`), which costs nothing per hit — quoting costs
+// a few hundred nanoseconds a hit, and a caller may keep a thousand hits
+// for paging.
+// Hits with the same reasons share one slice: treat it as read-only.
 type Hit struct {
 	ID      string
 	Score   float64

@@ -77,10 +77,11 @@ const reasonTableBits = 10
 type reasonKey struct {
 	band, label uint8
 	fm          [numFields]uint64
+	fuzzy       uint64 // the query terms matched only fuzzily (in name fields)
 }
 
 func (k *reasonKey) hash() uint64 {
-	h := uint64(k.band)<<8 | uint64(k.label)
+	h := uint64(k.band)<<8 | uint64(k.label) ^ k.fuzzy<<16
 	for f, m := range k.fm {
 		if m != 0 { // narrow keys use only fm[0]: one round
 			h = (h ^ m ^ uint64(f)<<59) * 0x9e3779b97f4a7c15
@@ -107,9 +108,9 @@ type lexKey struct {
 	mask uint64
 }
 
-// reasons returns the reasons for a match pattern of a lexical hit that
-// matched no name field; hits with the same pattern share the slice. A new
-// pattern is expanded from candidate ci.
+// reasons returns the reasons for a match pattern of a lexical or fuzzy
+// hit from the query's words alone; hits with the same pattern share the
+// slice. A new pattern is expanded from candidate ci.
 func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow bool) []string {
 	if rb.last > 0 && rb.sets[rb.last-1].key == *key { // neighbours in score order often match alike
 		return rb.sets[rb.last-1].reasons
@@ -122,11 +123,11 @@ func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow boo
 	fm := sc.fieldMasks(ci, narrow)
 	rs := make([]string, 0, maxReasons)
 	for f := range numFields {
-		if len(rs) == maxReasons {
-			break
+		if exact := fm[f] &^ key.fuzzy; exact != 0 && len(rs) < maxReasons {
+			rs = append(rs, rb.lexReason(f, exact))
 		}
-		if fm[f] != 0 {
-			rs = append(rs, rb.lexReason(f, fm[f]))
+		if fz := fm[f] & key.fuzzy; fz != 0 && len(rs) < maxReasons {
+			rs = append(rs, rb.closeReason(f, fz))
 		}
 	}
 	rs = rs[:len(rs):len(rs)]
@@ -484,6 +485,16 @@ func isAlnumByte(c byte) bool {
 func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
 
 func popcount(x uint64) int { return bits.OnesCount64(x) }
+
+// closeReason says that field f holds words close to the query terms in
+// mask, without quoting them: `name is close to "cobar"`.
+func (rb *reasonBuilder) closeReason(f field, mask uint64) string {
+	var items []string
+	for m := mask; m != 0 && len(items) < maxReasonItems; m &= m - 1 {
+		items = append(items, strconv.Quote(rb.q.disp[bits.TrailingZeros64(m)]))
+	}
+	return fieldWord[f] + " is close to " + strings.Join(items, ", ")
+}
 
 func (rb *reasonBuilder) lexReason(f field, mask uint64) string {
 	for _, mr := range rb.short[f] {

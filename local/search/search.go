@@ -29,6 +29,10 @@ const (
 	maxReasonRunes  = 160 // a reason that quotes document values stops adding items here
 	// maxPairs bounds the joined neighbours a query tries (fast api → fastapi).
 	maxPairs = 8
+	// explainHits is how many hits of an answer get reasons that quote the
+	// document's values (see Hit): a page of the largest size the tool
+	// allows.
+	explainHits = 50
 )
 
 // Bands, best last. A hit's Score is its band plus relevance in [0,1), so
@@ -478,10 +482,10 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			ci := int(sc.idx[slot] - 1)
 			c := &sc.cands[ci]
 			var reasons []string
-			if c.band == bandLexical && sc.nameBits(ci, narrow) == 0 {
+			if c.band <= bandLexical && (i >= explainHits || sc.nameBits(ci, narrow) == 0) {
 				// Reasons from the query's words alone: shared by every hit
 				// that matched alike.
-				key := reasonKey{band: c.band, label: c.label}
+				key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
 				if narrow {
 					key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
 				} else {
