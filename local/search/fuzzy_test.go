@@ -635,3 +635,22 @@ func TestExplainHits(t *testing.T) {
 		}
 	}
 }
+
+func TestFoldEq(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	pieces := []string{"a", "B", "Ｃ", "ß", "İ", "Σ", "ς", " ", "-", "\xff", "日", "ǅ", "K"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		if !foldEq(s, lowerFold(s)) {
+			t.Fatalf("foldEq(%q, lowerFold) = false", s)
+		}
+		o := pieces[r.IntN(len(pieces))] + s
+		if got, want := foldEq(o, lowerFold(s)), lowerFold(o) == lowerFold(s); got != want {
+			t.Fatalf("foldEq(%q, %q) = %v, want %v", o, lowerFold(s), got, want)
+		}
+	}
+}

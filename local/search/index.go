@@ -61,6 +61,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Doc is one project's searchable metadata.
@@ -168,14 +170,12 @@ type termEntry struct {
 type docEntry struct {
 	id, sortKey string
 	live        bool
-	name        string   // lowerFold form, for literal exact matches
-	aliases     []string // lowerFold
-	packages    []string // lowerFold
-	// As the document spells them (trimmed), index for index with the
-	// lowerFold forms: what a reason quotes.
-	showName              string
-	showAliases, showPkgs []string
-	terms                 termList // to remove postings without re-tokenising
+	// Name, aliases and package names as the document spells them,
+	// trimmed, aliases and packages without repeats (case aside): what
+	// exact matches compare (case-insensitively) and what a reason quotes.
+	name              string
+	aliases, packages []string
+	terms             termList // to remove postings without re-tokenising
 }
 
 // maxWhole bounds the whole-value terms kept per document (name, package,
@@ -331,16 +331,18 @@ func (b *builder) build(d *Doc) {
 	b.add(fPath, d.Path)
 }
 
-// lowerAll returns the distinct non-empty lowerFold forms of ss and, index
-// for index, the trimmed value each came from.
-func lowerAll(ss []string) (lower, show []string) {
+// distinct returns the trimmed non-empty values of ss, each once whatever
+// its case.
+func distinct(ss []string) []string {
+	var out []string
 	for _, s := range ss {
-		if l := lowerFold(s); l != "" && !slices.Contains(lower, l) {
-			lower = append(lower, l)
-			show = append(show, strings.TrimSpace(s))
+		s = strings.TrimSpace(s)
+		l := lowerFold(s)
+		if s != "" && !slices.ContainsFunc(out, func(o string) bool { return foldEq(o, l) }) {
+			out = append(out, s)
 		}
 	}
-	return lower, show
+	return out
 }
 
 // Put adds d, or replaces the document with the same ID. Only the postings
@@ -354,10 +356,8 @@ func (ix *Index) Put(d Doc) {
 	b.build(&d)
 	entry := docEntry{
 		id: d.ID, sortKey: d.SortKey, live: true,
-		name: lowerFold(d.Name), showName: strings.TrimSpace(d.Name),
+		name: strings.TrimSpace(d.Name), aliases: distinct(d.Aliases), packages: distinct(d.Packages),
 	}
-	entry.aliases, entry.showAliases = lowerAll(d.Aliases)
-	entry.packages, entry.showPkgs = lowerAll(d.Packages)
 	wholes := entry.wholeForms()
 
 	ix.mu.Lock()
@@ -570,7 +570,7 @@ type partialForm struct {
 	label string // how it was derived, for the reason text
 }
 
-// partialForms derives the short names of a (lowercased) package name:
+// partialForms derives the short names of a package name:
 // "@scope/name" → "name"; Maven "group:artifact[:version]" → "artifact";
 // a module path "host/org/name[/vN]" → "name".
 func partialForms(p string) []partialForm {
@@ -610,7 +610,7 @@ func partialOf(p string) (form, label string) {
 
 // isMajorVersion reports a Go major-version suffix such as "v2".
 func isMajorVersion(s string) bool {
-	if len(s) < 2 || s[0] != 'v' {
+	if len(s) < 2 || (s[0] != 'v' && s[0] != 'V') {
 		return false
 	}
 	for _, c := range s[1:] {
@@ -759,4 +759,31 @@ func (ix *Index) List(keep func(id string) bool) []string {
 		}
 	}
 	return out
+}
+
+// foldEq reports whether lowerFold(s) == lower, without allocating: exact
+// matches compare a document's values with the query this way.
+func foldEq(s, lower string) bool {
+	s = strings.TrimSpace(s)
+	var buf [utf8.UTFMax]byte
+	j := 0
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if j >= len(lower) || lower[j] != c {
+				return false
+			}
+			j++
+			continue
+		}
+		n := utf8.EncodeRune(buf[:], unicode.ToLower(foldWidth(r)))
+		if len(lower)-j < n || lower[j:j+n] != string(buf[:n]) {
+			return false
+		}
+		j += n
+	}
+	return j == len(lower)
 }

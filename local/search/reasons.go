@@ -53,6 +53,7 @@ type reasonBuilder struct {
 	match map[string]termMatch
 	metas []termMeaning // the same, in order: words, then fuzzy spellings
 	best  []reasonItem
+	low   []byte   // a value lowercased
 	chunk []string // backing for the reason slices of hits
 	tok   tokenizer
 	items []reasonItem
@@ -174,17 +175,6 @@ func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numField
 func (e *docEntry) value(f field, i int) string {
 	switch {
 	case f == fAlias && i >= 0:
-		return e.showAliases[i]
-	case f == fPackage && i >= 0:
-		return e.showPkgs[i]
-	}
-	return e.showName
-}
-
-// lowerValue is value's lowerFold form.
-func (e *docEntry) lowerValue(f field, i int) string {
-	switch {
-	case f == fAlias && i >= 0:
 		return e.aliases[i]
 	case f == fPackage && i >= 0:
 		return e.packages[i]
@@ -195,9 +185,9 @@ func (e *docEntry) lowerValue(f field, i int) string {
 func (e *docEntry) values(f field) int {
 	switch f {
 	case fAlias:
-		return len(e.showAliases)
+		return len(e.aliases)
 	case fPackage:
-		return len(e.showPkgs)
+		return len(e.packages)
 	}
 	return 1
 }
@@ -308,7 +298,7 @@ func (rb *reasonBuilder) valueReason(e *docEntry, f field, bits uint64) (value, 
 			if f == fName {
 				idx = -1
 			}
-			items, cover := rb.valueItems(e.value(f, idx), e.lowerValue(f, idx), bits, pass == 1)
+			items, cover := rb.valueItems(e.value(f, idx), bits, pass == 1)
 			union |= cover
 			if n := popcount(cover); n > bestCover {
 				best, bestCover = idx, n
@@ -365,11 +355,11 @@ func writeQuoted(b *strings.Builder, s string, n int) {
 	b.WriteString(strconv.Quote(clean(s, n)))
 }
 
-// valueItems returns the words of v (lower: its lowerFold form) that
-// matched a term in bits, widest first where one holds another (the
-// compound "spdx-exceptions" over its parts), and the query terms they
-// cover: by tokenizing v, or by searching ASCII v for the terms.
-func (rb *reasonBuilder) valueItems(v, lower string, bits uint64, tokenize bool) ([]reasonItem, uint64) {
+// valueItems returns the words of v that matched a term in bits, widest
+// first where one holds another (the compound "spdx-exceptions" over its
+// parts), and the query terms they cover: by tokenizing v, or by searching
+// ASCII v for the terms.
+func (rb *reasonBuilder) valueItems(v string, bits uint64, tokenize bool) ([]reasonItem, uint64) {
 	items := rb.items[:0]
 	if tokenize {
 		rb.tok.tokenize(v, func(_ tokKind, term []byte, _, start, end int) {
@@ -377,7 +367,9 @@ func (rb *reasonBuilder) valueItems(v, lower string, bits uint64, tokenize bool)
 				items = append(items, reasonItem{start, end, m})
 			}
 		})
-	} else if len(lower) == len(v) && isASCII(v) {
+	} else if isASCII(v) {
+		rb.low = appendLower(rb.low[:0], v)
+		lower := rb.low
 		var found uint64 // fuzzy words already placed: one spelling each is enough
 		for _, m := range rb.metas {
 			if m.bits&bits == 0 || (m.fuzzy && found&m.bits != 0) {
@@ -420,7 +412,7 @@ func (rb *reasonBuilder) valueItems(v, lower string, bits uint64, tokenize bool)
 // left off a plural or silent 'e' (services → servic). It returns the span
 // of the word(s); ok is false when the term is not spelt so (the caller
 // then tokenizes).
-func findTerm(lower, show, t string) (start, end int, ok bool) {
+func findTerm(lower []byte, show, t string) (start, end int, ok bool) {
 	for i := 0; i+len(t) <= len(lower); i++ {
 		if lower[i] != t[0] || !wordStart(show, i) {
 			continue

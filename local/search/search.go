@@ -780,7 +780,7 @@ func (e *docEntry) exactMatch(k exactKind, key exactKey) (band, label uint8, idx
 			b := uint8(0)
 			switch {
 			case form == "":
-			case form == key.lower:
+			case foldEq(form, key.lower):
 				b = bandPkgPartial
 			case normalize(form) == key.norm:
 				b = bandPkgPartialNorm
@@ -794,14 +794,14 @@ func (e *docEntry) exactMatch(k exactKind, key exactKey) (band, label uint8, idx
 		list, lit, norm = e.aliases, bandAlias, bandAliasNorm
 	case exName:
 		switch {
-		case e.name == key.lower:
+		case foldEq(e.name, key.lower):
 			return bandName, 0, -1
 		case normalize(e.name) == key.norm:
 			return bandNameNorm, 0, -1
 		}
 		return 0, 0, -1
 	}
-	if i := slices.Index(list, key.lower); i >= 0 {
+	if i := slices.IndexFunc(list, func(v string) bool { return foldEq(v, key.lower) }); i >= 0 {
 		return uint8(lit), 0, i
 	}
 	for i, v := range list {
