@@ -14,7 +14,10 @@ import (
 // length in runes beside a 64-bit letter signature per term. A query word
 // of n runes is compared only with terms of n±k runes whose signatures
 // differ in at most 2k bits, and only those get the exact, bounded
-// distance. The dictionary changes with the postings (Put and Delete keep
+// distance. (Lists by the letters at the first k+1 positions — a word and
+// a term within k edits share one — scan a third as many signatures, but
+// measured no faster: the scan is a few nanoseconds a term, and the
+// distances of what passes dominate. They would triple the dictionary.) The dictionary changes with the postings (Put and Delete keep
 // a per-term count of name-field postings), so a query never walks the
 // documents to find its candidates.
 
@@ -222,17 +225,22 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 		if len(dst) == start {
 			continue
 		}
+		// One target once (the stem and the word as typed may both find
+		// it), at its fewest edits; then by edits and text.
 		seg := dst[start:]
+		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+			if a.id != b.id {
+				return int(a.id) - int(b.id)
+			}
+			return int(a.dist) - int(b.dist)
+		})
+		seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
 		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
 			if a.dist != b.dist {
 				return int(a.dist) - int(b.dist)
 			}
-			if c := strings.Compare(ix.terms[a.id].text, ix.terms[b.id].text); c != 0 {
-				return c
-			}
-			return int(a.id) - int(b.id)
+			return strings.Compare(ix.terms[a.id].text, ix.terms[b.id].text)
 		})
-		seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
 		dst = dst[:start+len(seg)]
 	}
 	return dst

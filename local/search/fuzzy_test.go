@@ -575,16 +575,50 @@ func TestLetterSigBound(t *testing.T) {
 // The expansion finds exactly what a scan of the dictionary with the
 // reference distance finds.
 func TestExpandMatchesScan(t *testing.T) {
-	ix := build(newCorpus(29).docs(500)...)
+	docs := newCorpus(29).docs(500)
+	ix := build(docs...)
 	var all []uint32
 	for _, b := range ix.fuzzy {
 		all = append(all, b.ids...)
 	}
-	for _, q := range append(newCorpus(31).typos(newCorpus(29).docs(500), 200), "k8s", "ab", "documentation") {
+	// Misspellings anywhere, the first letters included.
+	queries := append(newCorpus(31).typos(docs, 200), "k8s", "ab", "documentation")
+	r := rand.New(rand.NewPCG(13, 14))
+	for range 300 {
+		w := ix.terms[all[r.IntN(len(all))]].text
+		b := []byte(w)
+		for range 1 + r.IntN(2) {
+			p := r.IntN(min(3, len(b)))
+			switch r.IntN(4) {
+			case 0:
+				b = slices.Delete(b, p, p+1)
+			case 1:
+				b[p] = byte('a' + r.IntN(26))
+			case 2:
+				b = slices.Insert(b, p, byte('a'+r.IntN(26)))
+			default:
+				if p+1 < len(b) {
+					b[p], b[p+1] = b[p+1], b[p]
+				}
+			}
+		}
+		queries = append(queries, string(b))
+	}
+	var dups []string
+	defer func() {
+		if len(dups) > 0 {
+			t.Errorf("targets found twice: %q", dups)
+		}
+	}()
+	for _, q := range queries {
 		pq := parseQuery(q)
 		got := map[string]int{}
 		for _, t := range ix.expand(pq.fzKeys, nil) {
-			got[fmt.Sprint(t.qi, ix.terms[t.id].text)] = int(t.dist)
+			key := fmt.Sprint(t.qi, ix.terms[t.id].text)
+			if _, dup := got[key]; dup {
+				dups = append(dups, q+": "+key)
+			}
+			got[key] = int(t.dist)
 		}
 		want := map[string]int{}
 		for _, k := range pq.fzKeys {
