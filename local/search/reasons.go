@@ -55,6 +55,7 @@ type reasonBuilder struct {
 	best  []reasonItem
 	low   []byte   // a value lowercased
 	chunk []string // backing for the reason slices of hits
+	keys  []exactKey
 	tok   tokenizer
 	items []reasonItem
 }
@@ -161,7 +162,7 @@ func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numField
 		}
 		if !isNameField(f) {
 			dst = append(dst, rb.lexReason(f, fm[f]))
-		} else if v, r := rb.valueReason(e, f, fm[f]); r != "" && !slices.ContainsFunc(shown[:len(dst)], func(s string) bool { return strings.EqualFold(s, v) }) {
+		} else if v, r := rb.valueReason(e, f, fm[f], shown[:len(dst)]); r != "" {
 			shown[len(dst)] = v
 			dst = append(dst, r)
 		}
@@ -200,7 +201,10 @@ var (
 // exactReason says which value the query (or the package it wraps) is:
 // `package "@company/order-sdk" matches "order-sdk" (without scope)`.
 func (rb *reasonBuilder) exactReason(e *docEntry, band, label uint8) (f field, value, reason string) {
-	for _, key := range rb.q.exactKeys() {
+	if rb.keys == nil {
+		rb.keys = rb.q.exactKeys()
+	}
+	for _, key := range rb.keys {
 		for _, k := range tierKinds[tierOf(band)] {
 			b, l, idx := e.exactMatch(k, key)
 			if b != band || l != label {
@@ -284,7 +288,10 @@ type termMeaning struct {
 // matched terms in bits, and those words of it:
 // `package "@acme/refund-worker" matches "refund"`. A word that only
 // fuzzily matched says what it is close to.
-func (rb *reasonBuilder) valueReason(e *docEntry, f field, bits uint64) (value, reason string) {
+//
+// A value already quoted by an earlier reason of the hit (shown: a package
+// named like the project) gives none.
+func (rb *reasonBuilder) valueReason(e *docEntry, f field, bits uint64, shown []string) (value, reason string) {
 	rb.prepare()
 	best, bestCover := -2, 0
 	bestItems := rb.best[:0]
@@ -314,6 +321,9 @@ func (rb *reasonBuilder) valueReason(e *docEntry, f field, bits uint64) (value, 
 		return "", ""
 	}
 	v := e.value(f, best)
+	if slices.ContainsFunc(shown, func(s string) bool { return strings.EqualFold(s, v) }) {
+		return "", ""
+	}
 	q := rb.q
 	var b strings.Builder
 	b.Grow(2*len(v) + 64)
