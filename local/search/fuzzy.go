@@ -213,7 +213,9 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 			}
 		}
 		if m := numeronym(k.text); m > 0 && m+2 <= maxTermLen {
-			// k8s → kubernetes, i18n → internationalization.
+			// i18n → internationalization, a11y → accessibility. Terms
+			// are stems, so a numeronym of a word the stemmer shortens
+			// (k8s: kubernetes → kubernet) is not found.
 			first, last := k.text[0], k.text[len(k.text)-1]
 			b := &ix.fuzzy[m+2]
 			for _, id := range b.ids {
@@ -246,7 +248,7 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 	return dst
 }
 
-// numeronym returns N for a word like k8s, i18n or a11y (a letter, a number
+// numeronym returns N for a word like i18n, a11y or k8s (a letter, a number
 // of 2–30, a letter), else 0.
 func numeronym(s string) int {
 	if len(s) < 3 || len(s) > 4 || !isLower(s[0]) || !isLower(s[len(s)-1]) {

@@ -34,7 +34,7 @@
 //     words.
 //  3. Fuzzy: a query word of 4–7 runes one edit, of 8 or more two edits
 //     (Damerau: swapped neighbours are one edit) from a term of a name,
-//     alias or package name; numeronyms (k8s, i18n) by first and last
+//     alias or package name; numeronyms (i18n, a11y) by first and last
 //     letter and length. Only documents that matched nothing else come
 //     here; a document that did gets a fuzzy match of another word counted
 //     at a discount. The dictionary is the name-field terms only, in
