@@ -65,10 +65,14 @@ const (
 	KindDependency  = "dependency"  // a dependency as the workspace's manifest names it
 	KindDescription = "description" // a distinctive phrase about what the project does
 	KindChinese     = "chinese"     // a Chinese phrase from the description
+	KindTypo        = "typo"        // a name with one slip (deletion, insertion, substitution) in a part of 4+ letters
+	KindTypo2       = "typo2"       // a name with two slips in a part of 8+ letters
+	KindTransposed  = "transposed"  // a name with two neighbouring letters swapped
+	KindHost        = "host"        // a package as a URL, registry page or install command names it
 )
 
 // Kinds lists every query kind in report order.
-var Kinds = []string{KindExact, KindSeparators, KindUnscoped, KindDependency, KindDescription, KindChinese}
+var Kinds = []string{KindExact, KindSeparators, KindUnscoped, KindDependency, KindDescription, KindChinese, KindTypo, KindTypo2, KindTransposed, KindHost}
 
 // DataDir is testdata/selection, found from this package's directory.
 func DataDir() string {

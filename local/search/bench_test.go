@@ -95,8 +95,39 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 func benchQueries(b *testing.B, n, top int) {
-	ix := benchIndex(n)
-	queries := newCorpus(99).queries(benchDocs(n), 1000)
+	runQueries(b, benchIndex(n), newCorpus(99).queries(benchDocs(n), 1000), top)
+}
+
+// BenchmarkFuzzy measures what the fuzzy tier adds: the same queries with
+// the tier on and off, for the usual mix (every query now looks its words
+// up in the name dictionary) and for misspelt names (where the tier finds
+// what the others cannot). First pages (top=20), keep filter as in
+// BenchmarkSearch.
+//
+//	go test ./local/search -run '^$' -bench BenchmarkFuzzy -benchtime 20000x
+func BenchmarkFuzzy(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		ix := benchIndex(n)
+		sets := []struct {
+			name    string
+			queries []string
+		}{
+			{"mix", newCorpus(99).queries(benchDocs(n), 1000)},
+			{"typos", newCorpus(97).typos(benchDocs(n), 1000)},
+		}
+		for _, set := range sets {
+			for _, on := range []bool{true, false} {
+				b.Run(fmt.Sprintf("docs=%d/%s/fuzzy=%v", n, set.name, on), func(b *testing.B) {
+					ix.noFuzzy = !on
+					defer func() { ix.noFuzzy = false }()
+					runQueries(b, ix, set.queries, 20)
+				})
+			}
+		}
+	}
+}
+
+func runQueries(b *testing.B, ix *Index, queries []string, top int) {
 	keep := func(id string) bool { return id[len(id)-1] != '3' }
 	wall := make([]time.Duration, 0, 1<<16)
 	cpu := make([]time.Duration, 0, 1<<16)

@@ -151,3 +151,47 @@ func (c *corpus) queries(docs []Doc, n int) []string {
 	}
 	return out
 }
+
+// typos returns misspelt names of docs, as an agent types them: one slip
+// in a part of 4–7 letters, two in a part of 8 or more, or two
+// neighbouring letters swapped.
+func (c *corpus) typos(docs []Doc, n int) []string {
+	r := c.r
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	slip := func(w string) string {
+		p := r.IntN(len(w))
+		switch r.IntN(4) {
+		case 0:
+			return w[:p] + w[p+1:]
+		case 1:
+			return w[:p] + string(letters[r.IntN(26)]) + w[p+1:]
+		case 2:
+			return w[:p] + string(letters[r.IntN(26)]) + w[p:]
+		}
+		if p == len(w)-1 {
+			p--
+		}
+		return w[:p] + string(w[p+1]) + string(w[p]) + w[p+2:]
+	}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		parts := strings.Split(docs[r.IntN(len(docs))].Name, "-")
+		i := r.IntN(len(parts))
+		w := parts[i]
+		if len(w) < 4 || strings.Trim(w, letters) != "" {
+			continue
+		}
+		w = slip(w)
+		if len(parts[i]) >= 8 {
+			w = slip(w)
+		}
+		parts[i] = w
+		// Mostly the whole name as typed, sometimes the misspelt word alone.
+		if r.IntN(3) == 0 {
+			out = append(out, w)
+		} else {
+			out = append(out, strings.Join(parts[:len(parts)-1], "-")) // without the "-123" suffix
+		}
+	}
+	return out
+}

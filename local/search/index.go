@@ -1,13 +1,15 @@
 // Package search is the catalog's in-memory lexical index over project
 // metadata (R16).
 //
-// It owns tokenisation, ranking, tie order and the short reasons attached to
-// each hit. It must never do I/O, read files, call GBrain, or decide
-// sharing: the caller passes a keep filter with every Search and List, and a
-// document the filter rejects never appears and never shapes a reason. (It
-// still counts in corpus statistics — document frequencies and average
-// field lengths — so it can nudge the scores of visible hits; nothing else
-// of it is observable.)
+// It owns tokenisation, ranking, tie order, the short reasons attached to
+// each hit and the spellings Suggest offers. It must never do I/O, read
+// files, call GBrain, import code that does, or decide sharing: the caller
+// passes a keep filter with every Search, List and Suggest, and a document
+// the filter rejects never appears, never shapes a reason and is never
+// suggested. (It still counts in corpus statistics — document frequencies
+// and average field lengths — so it can nudge the scores of visible hits;
+// nothing else of it is observable: in particular, which documents match a
+// query, exactly or fuzzily, never depends on another document.)
 //
 // Ranking, best first:
 //
@@ -15,18 +17,42 @@
 //     unscoped / last-path-segment / artifact-id form), an alias, or the
 //     project name. Case never matters; within each, a literal match beats
 //     one that only agrees once separators are removed (react router dom,
-//     react_router_dom and reactRouterDom all meet react-router-dom).
+//     react_router_dom and reactRouterDom all meet react-router-dom). A
+//     query that wraps a package name in a URL, a registry page or an
+//     install command (https://github.com/a/b.git, npmjs.com/package/x,
+//     npm install x, pip install x) is also tried as that name.
 //  2. BM25F over name, aliases, packages (high weight), keywords, tags,
 //     description (medium), README excerpt and path segments (low), times
 //     a coordination factor: the share of the query's distinct terms a
 //     document matches. Terms: lowercase words split at separators,
 //     camelCase humps and letter/digit changes, plus each compound joined
 //     (orderSdk and order-sdk share "ordersdk"); plural stemming; CJK runs
-//     as overlapping bigrams.
-//  3. Ties: SortKey, then ID.
+//     as overlapping bigrams. Neighbouring query words also meet a name
+//     that writes them as one (fast api → fastapi). Host-only words
+//     (github.com, npm, https, www, com — see host.go for the list and why)
+//     never make a document a hit on their own when the query has other
+//     words.
+//  3. Fuzzy: a query word of 4–7 runes one edit, of 8 or more two edits
+//     (Damerau: swapped neighbours are one edit) from a term of a name,
+//     alias or package name; numeronyms (i18n, a11y) by first and last
+//     letter and length. Only documents that matched nothing else come
+//     here; a document that did gets a fuzzy match of another word counted
+//     at a discount. The dictionary is the name-field terms only, in
+//     buckets by length with a letter signature per term (fuzzy.go), so a
+//     query never scans documents or prose to find its candidates.
+//  4. Ties: SortKey, then ID.
 //
-// Reasons are built only from the query's own words and fixed field names,
-// never from document text, so they are safe to show to an agent as data.
+// Reasons quote the query's words, fixed field names, and — for a name,
+// alias or package name — the value that matched and the word of it that
+// did: `package "@acme/refund-worker" matches "refund"`, `name "cobra" is
+// close to "cobar"`. Those values are identifiers the catalog already shows
+// (a project's name), never prose: descriptions, README text, keywords and
+// paths are never quoted. Anything quoted goes through clean (control and
+// format characters — bidi overrides, zero-width and tag characters —
+// dropped, whitespace collapsed, invalid UTF-8 replaced), is cut to 48
+// runes (a value) or 32 (a word) and Go-quoted, and a hit has at most three
+// reasons, so a reason stays one short line that can carry no more than an
+// identifier can. They are safe to show to an agent as data.
 package search
 
 import (
@@ -35,6 +61,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Doc is one project's searchable metadata.
@@ -59,6 +87,7 @@ const (
 	TierAlias               // the query is an alias
 	TierName                // the query is the project name
 	TierLexical             // BM25F relevance only
+	TierFuzzy               // only a misspelt name, alias or package name matched
 )
 
 func (t Tier) String() string {
@@ -71,16 +100,24 @@ func (t Tier) String() string {
 		return "name"
 	case TierLexical:
 		return "lexical"
+	case TierFuzzy:
+		return "fuzzy"
 	}
 	return "unknown"
 }
 
 // Hit is one search result. Score never increases down a result list: it
-// is the exact-match band (an integer, 0 for lexical hits) plus the lexical
-// relevance squashed into [0,1), at float32 precision. Scores compare only
-// within one Search call.
-// Reasons are at most three short phrases. Hits with the same reasons share
-// one slice: treat it as read-only.
+// is the band (an integer: 0 for fuzzy hits, 1 for lexical ones, 3–10 for
+// the exact tiers) plus the relevance squashed into [0,1), at float32
+// precision. Scores compare only within one Search call.
+// Reasons are at most three short phrases. Those of the first 50 hits of
+// an answer (a page of the largest size the tool allows) quote the value
+// of a name, alias or package name that matched; later lexical and fuzzy
+// hits name the field and the query's words (`name contains "refunds"`,
+// `name is close to "cobar"`), which costs nothing per hit — quoting costs
+// a few hundred nanoseconds a hit, and a caller may keep a thousand hits
+// for paging.
+// Hits with the same reasons share one slice: treat it as read-only.
 type Hit struct {
 	ID      string
 	Score   float64
@@ -126,16 +163,30 @@ type posting struct {
 type termEntry struct {
 	text string
 	post []posting // sorted by slot, so a Put or Delete finds its entry by binary search
+	ndf  uint32    // postings with the term in a name, alias or package name
+	fpos int32     // 1 + its index in its fuzzy bucket; 0: not in the fuzzy dictionary
 }
 
 type docEntry struct {
 	id, sortKey string
 	live        bool
-	name        string   // lowerFold form, for literal exact matches
-	aliases     []string // lowerFold
-	packages    []string // lowerFold
-	terms       termList // to remove postings without re-tokenising
+	// Name, aliases and package names as the document spells them,
+	// trimmed, aliases and packages without repeats (case aside): what
+	// exact matches compare (case-insensitively) and what a reason quotes.
+	name              string
+	aliases, packages []string
+	terms             termList // to remove postings without re-tokenising
 }
+
+// maxWhole bounds the whole-value terms kept per document (name, package,
+// its partial form: rarely more than two distinct).
+const maxWhole = 3
+
+// wholeTerms are the terms that are a whole name, alias, package name or
+// its partial form (one-segment values only: react-router → reactrouter),
+// as 1 + term id (0: none): how the fuzzy tier knows that a whole value
+// is close to a whole query.
+type wholeTerms [maxWhole]uint32
 
 type exactKind uint8
 
@@ -156,6 +207,7 @@ type Index struct {
 	docs   []docEntry
 	idOf   []string            // per slot: the id (dense: read for every hit and keep call)
 	flen   [][numFields]uint16 // per slot: tokens per field (dense: read on every posting)
+	whole  []wholeTerms        // per slot (dense: read for fuzzy candidates)
 	free   []uint32            // dead slots to reuse
 	live   int
 	sumLen [numFields]uint64
@@ -165,6 +217,9 @@ type Index struct {
 	freeTerms []uint32
 
 	exact [numExact]map[string][]uint32
+	fuzzy [maxTermLen + 1]fuzzyBucket // name-field terms by length in runes
+	// noFuzzy turns the fuzzy tier off: benchmarks measure what it adds.
+	noFuzzy bool
 
 	// The listing order is kept lazily: writers record which slots changed,
 	// the next reader merges just those in (under orderMu, since readers only
@@ -276,11 +331,15 @@ func (b *builder) build(d *Doc) {
 	b.add(fPath, d.Path)
 }
 
-func lowerAll(ss []string) []string {
+// distinct returns the trimmed non-empty values of ss, each once whatever
+// its case.
+func distinct(ss []string) []string {
 	var out []string
 	for _, s := range ss {
-		if l := lowerFold(s); l != "" && !slices.Contains(out, l) {
-			out = append(out, l)
+		s = strings.TrimSpace(s)
+		l := lowerFold(s)
+		if s != "" && !slices.ContainsFunc(out, func(o string) bool { return foldEq(o, l) }) {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -297,10 +356,9 @@ func (ix *Index) Put(d Doc) {
 	b.build(&d)
 	entry := docEntry{
 		id: d.ID, sortKey: d.SortKey, live: true,
-		name:     lowerFold(d.Name),
-		aliases:  lowerAll(d.Aliases),
-		packages: lowerAll(d.Packages),
+		name: strings.TrimSpace(d.Name), aliases: distinct(d.Aliases), packages: distinct(d.Packages),
 	}
+	wholes := entry.wholeForms()
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -352,11 +410,42 @@ func (ix *Index) Put(d Doc) {
 		prev = p.id
 	}
 	entry.terms = termList(bytes.Clone(b.enc))
+	var whole wholeTerms
+	n := 0
+	for _, w := range wholes {
+		if id, ok := ix.dict[w]; ok && n < maxWhole && !slices.Contains(whole[:n], id+1) {
+			whole[n] = id + 1
+			n++
+		}
+	}
+	ix.whole[slot] = whole
 	ix.docs[slot] = entry
 	ix.idOf[slot] = d.ID
 	ix.flen[slot] = b.flen
 	ix.addLens(slot, 1)
 	ix.indexExact(slot, true)
+}
+
+// wholeForms are the terms a whole value of a name field tokenises to when
+// it is one segment: its letters and digits, stemmed.
+func (e *docEntry) wholeForms() []string {
+	var out []string
+	add := func(v string) {
+		if n := normalize(v); n != "" && len(n) <= maxTermLen {
+			out = append(out, string(stem([]byte(n))))
+		}
+	}
+	add(e.name)
+	for _, a := range e.aliases {
+		add(a)
+	}
+	for _, p := range e.packages {
+		add(p)
+		if form, _ := partialOf(p); form != "" {
+			add(form)
+		}
+	}
+	return out
 }
 
 // Delete removes the document with this id, if present.
@@ -379,6 +468,7 @@ func (ix *Index) Delete(id string) {
 	ix.docs[slot] = docEntry{}
 	ix.idOf[slot] = ""
 	ix.flen[slot] = [numFields]uint16{}
+	ix.whole[slot] = wholeTerms{}
 	delete(ix.byID, id)
 	ix.free = append(ix.free, slot)
 	ix.live--
@@ -394,6 +484,7 @@ func (ix *Index) allocSlot() uint32 {
 	ix.docs = append(ix.docs, docEntry{})
 	ix.idOf = append(ix.idOf, "")
 	ix.flen = append(ix.flen, [numFields]uint16{})
+	ix.whole = append(ix.whole, wholeTerms{})
 	return uint32(len(ix.docs) - 1)
 }
 
@@ -441,14 +532,18 @@ func (ix *Index) setPosting(id, slot, tfs uint32) {
 	te := &ix.terms[id]
 	if n := len(te.post); n == 0 || te.post[n-1].slot < slot { // bulk loads append
 		te.post = append(te.post, posting{slot, tfs})
+		ix.countName(id, 0, tfs)
 		return
 	}
 	i, found := searchSlot(te.post, slot)
 	if found {
+		old := te.post[i].tfs
 		te.post[i].tfs = tfs
+		ix.countName(id, old, tfs)
 		return
 	}
 	te.post = slices.Insert(te.post, i, posting{slot, tfs})
+	ix.countName(id, 0, tfs)
 }
 
 func (ix *Index) removePosting(id, slot uint32) {
@@ -457,6 +552,7 @@ func (ix *Index) removePosting(id, slot uint32) {
 	if !found {
 		return
 	}
+	ix.countName(id, te.post[i].tfs, 0)
 	te.post = slices.Delete(te.post, i, i+1)
 	if len(te.post) == 0 {
 		// Recycle the term so that churn does not grow the dictionary.
@@ -474,11 +570,19 @@ type partialForm struct {
 	label string // how it was derived, for the reason text
 }
 
-// partialForms derives the short names of a (lowercased) package name:
+// partialForms derives the short names of a package name:
 // "@scope/name" → "name"; Maven "group:artifact[:version]" → "artifact";
 // a module path "host/org/name[/vN]" → "name".
 func partialForms(p string) []partialForm {
-	var form, label string
+	if form, label := partialOf(p); form != "" {
+		return []partialForm{{form, label}}
+	}
+	return nil
+}
+
+// partialOf is partialForms' one form, or "", without allocating: it runs
+// for candidates of a query.
+func partialOf(p string) (form, label string) {
 	switch {
 	case strings.HasPrefix(p, "@") && strings.Contains(p, "/"):
 		form, label = p[strings.IndexByte(p, '/')+1:], "without scope"
@@ -489,22 +593,24 @@ func partialForms(p string) []partialForm {
 		}
 		label = "artifact id"
 	case strings.Contains(p, "/"):
-		segs := strings.Split(strings.TrimRight(p, "/"), "/")
-		form = segs[len(segs)-1]
-		if len(segs) > 1 && isMajorVersion(form) {
-			form = segs[len(segs)-2]
+		rest := strings.TrimRight(p, "/")
+		i := strings.LastIndexByte(rest, '/')
+		form = rest[i+1:]
+		if i >= 0 && isMajorVersion(form) {
+			rest = rest[:i]
+			form = rest[strings.LastIndexByte(rest, '/')+1:]
 		}
 		label = "last path segment"
 	}
-	if form == "" || form == p || normalize(form) == "" {
-		return nil
+	if form == "" || form == p || !strings.ContainsFunc(form, func(r rune) bool { c := classify(foldWidth(r)); return c == clAlnum || c == clCJK }) {
+		return "", ""
 	}
-	return []partialForm{{form, label}}
+	return form, label
 }
 
 // isMajorVersion reports a Go major-version suffix such as "v2".
 func isMajorVersion(s string) bool {
-	if len(s) < 2 || s[0] != 'v' {
+	if len(s) < 2 || (s[0] != 'v' && s[0] != 'V') {
 		return false
 	}
 	for _, c := range s[1:] {
@@ -653,4 +759,31 @@ func (ix *Index) List(keep func(id string) bool) []string {
 		}
 	}
 	return out
+}
+
+// foldEq reports whether lowerFold(s) == lower, without allocating: exact
+// matches compare a document's values with the query this way.
+func foldEq(s, lower string) bool {
+	s = strings.TrimSpace(s)
+	var buf [utf8.UTFMax]byte
+	j := 0
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if j >= len(lower) || lower[j] != c {
+				return false
+			}
+			j++
+			continue
+		}
+		n := utf8.EncodeRune(buf[:], unicode.ToLower(foldWidth(r)))
+		if len(lower)-j < n || lower[j:j+n] != string(buf[:n]) {
+			return false
+		}
+		j += n
+	}
+	return j == len(lower)
 }

@@ -25,22 +25,32 @@ const (
 	maxReasonItems  = 3
 	maxDisplayRunes = 32
 	maxQueryRunes   = 64
+	maxValueRunes   = 48  // a name, alias or package name quoted from a document
+	maxReasonRunes  = 160 // a reason that quotes document values stops adding items here
+	// maxPairs bounds the joined neighbours a query tries (fast api → fastapi).
+	maxPairs = 8
+	// explainHits is how many hits of an answer get reasons that quote the
+	// document's values (see Hit): a page of the largest size the tool
+	// allows.
+	explainHits = 50
 )
 
-// Exact-match bands, best first. A hit's Score is its band plus lexical
-// relevance in [0,1), so every exact hit outranks every lexical hit, a full
-// package name outranks a partial one, and a literal (case-insensitive)
-// match outranks one that only agrees once separators are removed.
+// Bands, best last. A hit's Score is its band plus relevance in [0,1), so
+// every exact hit outranks every lexical hit, which outranks every hit that
+// only a fuzzy match found; a full package name outranks a partial one, and
+// a literal (case-insensitive) match outranks one that only agrees once
+// separators are removed.
 const (
-	bandLexical        = 0
-	bandNameNorm       = 2
-	bandName           = 3
-	bandAliasNorm      = 4
-	bandAlias          = 5
-	bandPkgPartialNorm = 6
-	bandPkgPartial     = 7
-	bandPkgNorm        = 8
-	bandPkg            = 9
+	bandFuzzy          = 0
+	bandLexical        = 1
+	bandNameNorm       = 3
+	bandName           = 4
+	bandAliasNorm      = 5
+	bandAlias          = 6
+	bandPkgPartialNorm = 7
+	bandPkgPartial     = 8
+	bandPkgNorm        = 9
+	bandPkg            = 10
 )
 
 func tierOf(band uint8) Tier {
@@ -51,8 +61,10 @@ func tierOf(band uint8) Tier {
 		return TierAlias
 	case band >= bandNameNorm:
 		return TierName
+	case band == bandLexical:
+		return TierLexical
 	}
-	return TierLexical
+	return TierFuzzy
 }
 
 // stopwords are dropped from a query that has other words, so "the service
@@ -70,9 +82,17 @@ type query struct {
 	lower  string // lowerFold of the trimmed query: literal exact matches
 	norm   string // normalize: separator-insensitive exact matches
 	quoted string // the query as shown in exact reasons
-	terms  []string
-	disp   []string // per term: how a reason shows it
-	groups []qgroup
+	// The package name the query wraps in a URL, registry page or install
+	// command (see unwrap), in the same three forms; "" if none.
+	altLower, altNorm, altQuoted string
+	terms                        []string
+	disp                         []string // per term: how a reason shows it
+	groups                       []qgroup
+	content                      uint64 // terms that are no host-only words
+	fuzzy                        uint64 // terms with fuzzy keys
+	whole                        uint64 // a one-word query: the term that is all of it
+	fzKeys                       []fuzzyKey
+	pairs                        []pairTerm
 }
 
 // qgroup is one compound ("order-sdk") or CJK run ("客户端") of the query
@@ -81,7 +101,16 @@ type query struct {
 type qgroup struct {
 	disp     string
 	members  uint64
-	complete bool // false when the term cap cut the group
+	complete bool   // false when the term cap cut the group
+	text     string // lowercased, for the host-word test
+	raw      string // normalize of the group: its letters and digits
+}
+
+// pairTerm is two neighbouring query words run together, for a name that
+// writes them as one ("fast api" → fastapi, "oauth 2" → oauth2).
+type pairTerm struct {
+	text string
+	bits uint64
 }
 
 func parseQuery(s string) *query {
@@ -90,12 +119,19 @@ func parseQuery(s string) *query {
 		return nil
 	}
 	q := &query{lower: lowerFold(s), norm: normalize(s), quoted: quote(s, maxQueryRunes)}
+	if alt := unwrap(s); alt != "" && normalize(alt) != q.norm && normalize(alt) != "" {
+		q.altLower, q.altNorm, q.altQuoted = lowerFold(alt), normalize(alt), quote(alt, maxQueryRunes)
+	}
+	// Words come from the query without what a URL wraps around a path
+	// (scheme, user, ".git"): those are no words anyone searches for.
+	s = trimURL(s)
 
 	type raw struct {
 		term, disp string
 		group      int
 		start, end int
 		stop       bool
+		cjk        bool
 	}
 	var raws []raw
 	var t tokenizer
@@ -107,16 +143,21 @@ func parseQuery(s string) *query {
 		if kind == kindPart {
 			disp = strings.ToLower(disp)
 		}
-		raws = append(raws, raw{string(term), disp, group, start, end, kind == kindPart && stopwords[string(term)]})
+		raws = append(raws, raw{string(term), disp, group, start, end, kind == kindPart && stopwords[string(term)], kind == kindCJK})
 	})
 	content := slices.ContainsFunc(raws, func(r raw) bool { return !r.stop })
 
 	pos := map[string]int{}
+	var raw1 []string // per term: its letters and digits as typed, unstemmed
+	var cjk uint64
 	cur := -1 // group id of the last qgroup
 	var gStart, gEnd int
 	finish := func() {
 		if n := len(q.groups); n > 0 {
-			q.groups[n-1].disp = bound(s[gStart:gEnd], maxDisplayRunes)
+			g := &q.groups[n-1]
+			g.disp = bound(s[gStart:gEnd], maxDisplayRunes)
+			g.text = string(appendLower(nil, s[gStart:gEnd]))
+			g.raw = normalize(s[gStart:gEnd])
 		}
 	}
 	for _, r := range raws {
@@ -140,11 +181,76 @@ func parseQuery(s string) *query {
 			pos[r.term] = i
 			q.terms = append(q.terms, r.term)
 			q.disp = append(q.disp, bound(r.disp, maxDisplayRunes))
+			raw1 = append(raw1, normalize(s[r.start:r.end]))
+			if r.cjk {
+				cjk |= 1 << i
+			}
 		}
 		g.members |= 1 << i
 	}
 	finish()
 	q.groups = slices.DeleteFunc(q.groups, func(g qgroup) bool { return g.members == 0 })
+
+	// Host-only words are qualifiers, unless the query has nothing else.
+	texts := make([]string, len(q.groups))
+	for i, g := range q.groups {
+		texts[i] = g.text
+	}
+	var hostBits, contentBits uint64
+	host := hostGroups(texts)
+	for i, g := range q.groups {
+		if host[i] {
+			hostBits |= g.members
+		} else {
+			contentBits |= g.members
+		}
+	}
+	q.content = contentBits
+	if contentBits == 0 {
+		q.content = hostBits
+		clear(host)
+	}
+
+	// Fuzzy keys: each content word of four runes or more (or a numeronym)
+	// by its stem and, when that differs, as typed.
+	for i, term := range q.terms {
+		if q.content&(1<<i) == 0 || cjk&(1<<i) != 0 || bits.OnesCount64(q.fuzzy) == maxFuzzyTerms {
+			continue
+		}
+		d := fuzzyBound(utf8.RuneCountInString(raw1[i]))
+		_, ok := fuzzyTerm(term)
+		if ok || numeronym(term) > 0 {
+			q.fzKeys = append(q.fzKeys, fuzzyKey{i, term, d})
+		}
+		if _, rok := fuzzyTerm(raw1[i]); rok && raw1[i] != term {
+			q.fzKeys = append(q.fzKeys, fuzzyKey{i, raw1[i], d})
+			ok = true
+		}
+		if ok || numeronym(term) > 0 {
+			q.fuzzy |= 1 << i
+		}
+	}
+
+	if len(q.groups) == 1 {
+		for i := range q.terms {
+			if raw1[i] == q.groups[0].raw && q.fuzzy&(1<<i) != 0 {
+				q.whole = 1 << i
+			}
+		}
+	}
+
+	// Neighbouring one-word groups run together.
+	for i := 1; i < len(q.groups) && len(q.pairs) < maxPairs; i++ {
+		a, b := &q.groups[i-1], &q.groups[i]
+		if host[i-1] || host[i] || bits.OnesCount64(a.members) != 1 || bits.OnesCount64(b.members) != 1 ||
+			(a.members|b.members)&cjk != 0 || !isASCII(a.raw) || !isASCII(b.raw) {
+			continue
+		}
+		joined := stem([]byte(a.raw + b.raw))
+		if len(joined) >= minFuzzyRunes && len(joined) <= maxTermLen {
+			q.pairs = append(q.pairs, pairTerm{string(joined), a.members | b.members})
+		}
+	}
 	return q
 }
 
@@ -161,12 +267,39 @@ func bound(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// quote makes query text safe to show: printable characters only (control
-// and format characters dropped, whitespace runs made one space, invalid
-// UTF-8 replaced), at most n runes, then quoted. strconv.Quote then only
-// has quotes and backslashes left to escape, so a reason stays one short
-// line.
+// quote makes text safe to show: cleaned (see clean), at most n runes, then
+// quoted. strconv.Quote then only has quotes and backslashes left to
+// escape, so a reason stays one short line.
 func quote(s string, n int) string {
+	if plain(s, n) {
+		return `"` + s + `"` // what the rest would return, without its work
+	}
+	return strconv.Quote(clean(s, n))
+}
+
+// plain reports printable ASCII of at most n bytes that clean leaves alone
+// and strconv.Quote does not escape: no quotes, backslashes, control
+// characters or runs of spaces, none at the ends.
+func plain(s string, n int) bool {
+	if len(s) > n || s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c > '~' || c == '"' || c == '\\' || (c == ' ' && s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+// clean keeps printable characters only (control and format characters —
+// bidi overrides, zero-width characters, tag characters — dropped,
+// whitespace runs made one space, invalid UTF-8 replaced) and cuts the
+// result to n runes, marking the cut. Document text goes through it before
+// it is shown: local/meta.Clean does the same upstream, but this package
+// must not rely on, or import, the code that reads files.
+func clean(s string, n int) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -183,7 +316,7 @@ func quote(s string, n int) string {
 		}
 		b.WriteRune(r)
 	}
-	return strconv.Quote(bound(b.String(), n))
+	return bound(b.String(), n)
 }
 
 // cand is one document a query touched. It is kept small (32 bytes): a
@@ -208,6 +341,18 @@ type scratch struct {
 	wide  [][numFields]uint64 // per cand, for queries of more than narrowTerms terms
 	keys  []uint64            // sort keys, see Search
 	tmp   []uint64            // radix sort buffer
+	fz    []fuzzyTarget
+}
+
+// nameBits returns the query terms cand ci matched in a name, alias or
+// package name.
+func (sc *scratch) nameBits(ci int, narrow bool) uint64 {
+	if !narrow {
+		w := &sc.wide[ci]
+		return w[fName] | w[fAlias] | w[fPackage]
+	}
+	fm := sc.cands[ci].fm
+	return (fm>>(8*fName) | fm>>(8*fAlias) | fm>>(8*fPackage)) & 0xff
 }
 
 // fieldMasks returns, per field, the query terms cand ci matched there.
@@ -267,7 +412,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 	if len(sc.idx) < len(ix.docs) {
 		sc.idx = make([]int32, len(ix.docs))
 	}
-	sc.cands, sc.wide = sc.cands[:0], sc.wide[:0]
+	sc.cands, sc.wide, sc.fz = sc.cands[:0], sc.wide[:0], sc.fz[:0]
 	narrow := len(q.terms) <= narrowTerms
 	ix.score(q, sc, narrow)
 	ix.matchExact(q, sc, narrow)
@@ -279,22 +424,48 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 	// plain uint64s is several times faster than a comparator over structs.
 	// Scores are reported at the same float32 precision, so the list order
 	// and the reported scores always agree.
-	nq := float64(len(q.terms))
+	nq := float64(bits.OnesCount64(q.content))
+	// The terms within the bound of a one-word query as a whole, sorted.
+	var wholeIDs []uint32
+	for _, t := range sc.fz {
+		if q.whole == 1<<t.qi {
+			wholeIDs = append(wholeIDs, t.id)
+		}
+	}
+	slices.Sort(wholeIDs)
 	keys := sc.keys[:0]
 	for ci := range sc.cands {
 		c := &sc.cands[ci]
+		// Words matched only by a fuzzy match: none of the document's own
+		// exact matches of a word is ever counted twice.
+		fz := sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask
+		if c.band == bandFuzzy && c.mask != 0 {
+			// Host-only words never make a candidate, so every candidate
+			// matched a word exactly (lexical), fuzzily, or the whole query.
+			c.band = bandLexical
+		}
 		if keep != nil && !keep(ix.idOf[c.slot]) {
 			continue
 		}
 		lex := 0.0
 		if nq > 0 {
 			// Coordination: a document matching more of the query's
-			// distinct terms ranks higher.
-			lex = c.score * float64(bits.OnesCount64(c.mask)) / nq
+			// distinct terms ranks higher; a fuzzy match counts less.
+			lex = c.score * (float64(bits.OnesCount64(c.mask)) + fuzzyCoordScale*float64(bits.OnesCount64(fz))) / nq
 		}
 		// lex/(lex+1) < 1 keeps bands apart; the cap keeps float32
 		// rounding from ever reaching the next band.
-		score := float32(float64(c.band) + min(lex/(lex+1), 0.999))
+		rel := lex / (lex + 1)
+		if c.band <= bandLexical && len(wholeIDs) > 0 {
+			// As the exact tiers do for the query itself: a name, alias or
+			// package name that is, as a whole, a misspelling of the
+			// whole query comes first within its band.
+			rel /= 2
+			if fz&q.whole != 0 && wholeClose(&ix.whole[c.slot], wholeIDs) {
+				rel += 0.5
+			}
+		}
+		score := float32(float64(c.band) + min(rel, 0.999))
 		keys = append(keys, uint64(^math.Float32bits(score))<<32|uint64(rank[c.slot]))
 	}
 	total = len(keys)
@@ -305,22 +476,30 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 
 	if len(keys) > 0 {
 		hits = make([]Hit, len(keys))
-		rb := &reasonBuilder{q: q}
+		rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
 		for i, k := range keys {
 			slot := order[uint32(k)]
 			ci := int(sc.idx[slot] - 1)
 			c := &sc.cands[ci]
-			key := reasonKey{band: c.band, label: c.label}
-			if narrow {
-				key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
+			var reasons []string
+			if c.band <= bandLexical && (i >= explainHits || sc.nameBits(ci, narrow) == 0) {
+				// Reasons from the query's words alone: shared by every hit
+				// that matched alike.
+				key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
+				if narrow {
+					key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
+				} else {
+					key.fm = sc.wide[ci]
+				}
+				reasons = rb.reasons(&key, sc, ci, narrow)
 			} else {
-				key.fm = sc.wide[ci]
+				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
 			}
 			hits[i] = Hit{
 				ID:      ix.idOf[slot],
 				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
 				Tier:    tierOf(c.band),
-				Reasons: rb.reasons(&key, sc, ci, narrow),
+				Reasons: reasons,
 			}
 		}
 	}
@@ -406,290 +585,229 @@ func sortKeys(keys, buf []uint64) []uint64 {
 	return buf
 }
 
-// score accumulates BM25F over the query terms into sc.cands.
-func (ix *Index) score(q *query, sc *scratch, narrow bool) {
-	n := float64(ix.live)
-	// Per-field length normalisation: tf·w / (1 − b + b·len/avglen).
-	var a, c [numFields]float64
+// bm25 holds one query's per-field length normalisation:
+// tf·w / (a + c·len).
+type bm25 struct {
+	n    float64
+	a, c [numFields]float64
+}
+
+func (ix *Index) bm25() *bm25 {
+	w := &bm25{n: float64(ix.live)}
 	for f := range numFields {
-		a[f] = 1 - fieldB[f]
+		w.a[f] = 1 - fieldB[f]
 		if ix.sumLen[f] > 0 {
-			c[f] = fieldB[f] * n / float64(ix.sumLen[f])
+			w.c[f] = fieldB[f] * w.n / float64(ix.sumLen[f])
+		}
+	}
+	return w
+}
+
+func (w *bm25) idf(df int) float64 {
+	return math.Log(1 + (w.n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// tf is the field-weighted, length-normalised frequency of a posting over
+// the fields tfs holds, and the fields it found.
+func (w *bm25) tf(ix *Index, slot, tfs uint32) (tf float64, fields uint8) {
+	fl := &ix.flen[slot]
+	for tfs != 0 {
+		sh := uint(bits.TrailingZeros32(tfs)) &^ 3
+		f := sh >> 2
+		tf += fieldWeight[f] * float64((tfs>>sh)&15) / (w.a[f] + w.c[f]*float64(fl[f]))
+		fields |= 1 << f
+		tfs &^= 15 << sh
+	}
+	return tf, fields
+}
+
+// mark records that the query terms in bits matched cand ci in fields.
+func (sc *scratch) mark(ci int, narrow bool, bits uint64, fields uint8) {
+	cd := &sc.cands[ci]
+	for fs := fields; fs != 0; fs &= fs - 1 {
+		f := uint(bits8(fs))
+		if narrow {
+			cd.fm |= bits << (8 * f)
+		} else {
+			sc.wide[ci][f] |= bits
+		}
+	}
+}
+
+func bits8(x uint8) int { return bits.TrailingZeros8(x) }
+
+// score accumulates BM25F into sc.cands: the query's words, then words run
+// together, then fuzzy matches of name-field terms, then host-only words
+// (which only add to documents already found).
+func (ix *Index) score(q *query, sc *scratch, narrow bool) {
+	w := ix.bm25()
+	for i, t := range q.terms {
+		if q.content&(1<<i) == 0 {
+			continue
+		}
+		if id, ok := ix.dict[t]; ok {
+			ix.scoreTerm(w, sc, narrow, id, ^uint32(0), 1<<i, 1)
+		}
+	}
+	for _, p := range q.pairs {
+		if id, ok := ix.dict[p.text]; ok && ix.terms[id].ndf > 0 {
+			ix.scoreTerm(w, sc, narrow, id, nameTFs, p.bits, 1)
+		}
+	}
+	if len(q.fzKeys) > 0 && !ix.noFuzzy {
+		sc.fz = ix.expand(q.fzKeys, sc.fz[:0])
+		for _, t := range sc.fz {
+			if t.dist > 0 {
+				ix.scoreFuzzy(w, sc, narrow, t)
+			}
 		}
 	}
 	for i, t := range q.terms {
+		if q.content&(1<<i) != 0 {
+			continue
+		}
 		id, ok := ix.dict[t]
 		if !ok {
 			continue
 		}
 		post := ix.terms[id].post
-		df := float64(len(post))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		bit := uint64(1) << i
+		idf := w.idf(len(post))
 		for _, p := range post {
-			fl := &ix.flen[p.slot]
-			ci := sc.cand(p.slot, narrow)
-			cd := &sc.cands[ci]
-			tf := 0.0
-			for tfs := p.tfs; tfs != 0; {
-				sh := uint(bits.TrailingZeros32(tfs)) &^ 3
-				f := sh >> 2
-				tf += fieldWeight[f] * float64((tfs>>sh)&15) / (a[f] + c[f]*float64(fl[f]))
-				if narrow {
-					cd.fm |= bit << (8 * f)
-				} else {
-					sc.wide[ci][f] |= bit
-				}
-				tfs &^= 15 << sh
+			ci := sc.idx[p.slot]
+			if ci == 0 {
+				continue
 			}
-			cd.score += idf * tf / (k1 + tf)
-			cd.mask |= bit
+			tf, _ := w.tf(ix, p.slot, p.tfs)
+			sc.cands[ci-1].score += hostWeight * idf * tf / (k1 + tf)
 		}
+	}
+}
+
+// scoreTerm adds term id's postings in the fields sel selects, crediting
+// the query terms in bits.
+func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bits uint64, weight float64) {
+	post := ix.terms[id].post
+	idf := w.idf(len(post))
+	for _, p := range post {
+		tfs := p.tfs & sel
+		if tfs == 0 {
+			continue
+		}
+		tf, fields := w.tf(ix, p.slot, tfs)
+		ci := sc.cand(p.slot, narrow)
+		sc.mark(ci, narrow, bits, fields)
+		cd := &sc.cands[ci]
+		cd.score += weight * idf * tf / (k1 + tf)
+		cd.mask |= bits
+	}
+}
+
+// scoreFuzzy credits a document once per query word for its best spelling
+// of it in a name, alias or package name — never for a word the document
+// also matched exactly. Targets come best first (see expand), so the
+// first credit is the best. The name-field bits of a fuzzy word are free
+// for this: a document with the word itself in such a field would have
+// its exact bit set.
+func (ix *Index) scoreFuzzy(w *bm25, sc *scratch, narrow bool, t fuzzyTarget) {
+	bit := uint64(1) << t.qi
+	weight := fuzzyWeight1
+	if t.dist > 1 {
+		weight = fuzzyWeight2
+	}
+	post := ix.terms[t.id].post
+	idf := w.idf(len(post))
+	for _, p := range post {
+		tfs := p.tfs & nameTFs
+		if tfs == 0 {
+			continue
+		}
+		if ci := sc.idx[p.slot]; ci > 0 && (sc.cands[ci-1].mask|sc.nameBits(int(ci-1), narrow))&bit != 0 {
+			continue
+		}
+		tf, fields := w.tf(ix, p.slot, tfs)
+		ci := sc.cand(p.slot, narrow)
+		sc.mark(ci, narrow, bit, fields)
+		sc.cands[ci].score += weight * idf * tf / (k1 + tf)
 	}
 }
 
 var partialLabels = []string{"without scope", "artifact id", "last path segment"}
 
+// exactKey is one form of the query the exact tiers compare: the query
+// itself, or the package name it wraps (alt).
+type exactKey struct {
+	lower, norm, quoted string
+	alt                 bool
+}
+
+func (q *query) exactKeys() []exactKey {
+	keys := []exactKey{{q.lower, q.norm, q.quoted, false}}
+	if q.altNorm != "" {
+		keys = append(keys, exactKey{q.altLower, q.altNorm, q.altQuoted, true})
+	}
+	return keys
+}
+
 // matchExact raises the band of documents whose package, alias or name is
-// the query.
+// the query, or the package name the query wraps.
 func (ix *Index) matchExact(q *query, sc *scratch, narrow bool) {
-	if q.norm == "" {
-		return
-	}
-	for k := range numExact {
-		for _, slot := range ix.exact[k][q.norm] {
-			band, label := ix.exactBand(exactKind(k), slot, q)
-			if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
-				c.band, c.label = band, label
+	for _, key := range q.exactKeys() {
+		if key.norm == "" {
+			continue
+		}
+		for k := range numExact {
+			for _, slot := range ix.exact[k][key.norm] {
+				band, label, _ := ix.docs[slot].exactMatch(exactKind(k), key)
+				if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
+					c.band, c.label = band, label
+				}
 			}
 		}
 	}
 }
 
-func (ix *Index) exactBand(k exactKind, slot uint32, q *query) (band, label uint8) {
-	e := &ix.docs[slot]
+// exactMatch returns the band of the document's best match of kind k with
+// key, the partial form's label, and which package or alias matched (-1:
+// the name).
+func (e *docEntry) exactMatch(k exactKind, key exactKey) (band, label uint8, idx int) {
+	list := e.packages
+	lit, norm := bandPkg, bandPkgNorm
 	switch k {
-	case exPkg:
-		if slices.Contains(e.packages, q.lower) {
-			return bandPkg, 0
-		}
-		return bandPkgNorm, 0
 	case exPkgPart:
-		band = 0
-		for _, p := range e.packages {
-			for _, pf := range partialForms(p) {
-				b := uint8(0)
-				switch {
-				case pf.form == q.lower:
-					b = bandPkgPartial
-				case normalize(pf.form) == q.norm:
-					b = bandPkgPartialNorm
-				}
-				if b > band {
-					band, label = b, uint8(slices.Index(partialLabels, pf.label))
-				}
+		idx = -1
+		for i, p := range e.packages {
+			form, flabel := partialOf(p)
+			b := uint8(0)
+			switch {
+			case form == "":
+			case foldEq(form, key.lower):
+				b = bandPkgPartial
+			case normalize(form) == key.norm:
+				b = bandPkgPartialNorm
+			}
+			if b > band {
+				band, label, idx = b, uint8(slices.Index(partialLabels, flabel)), i
 			}
 		}
-		return band, label
+		return band, label, idx
 	case exAlias:
-		if slices.Contains(e.aliases, q.lower) {
-			return bandAlias, 0
+		list, lit, norm = e.aliases, bandAlias, bandAliasNorm
+	case exName:
+		switch {
+		case foldEq(e.name, key.lower):
+			return bandName, 0, -1
+		case normalize(e.name) == key.norm:
+			return bandNameNorm, 0, -1
 		}
-		return bandAliasNorm, 0
+		return 0, 0, -1
 	}
-	if e.name == q.lower {
-		return bandName, 0
+	if i := slices.IndexFunc(list, func(v string) bool { return foldEq(v, key.lower) }); i >= 0 {
+		return uint8(lit), 0, i
 	}
-	return bandNameNorm, 0
-}
-
-// fieldPhrase starts a lexical reason, in field priority order.
-var fieldPhrase = [numFields]string{
-	fName:        "name contains ",
-	fAlias:       "alias contains ",
-	fPackage:     "package name contains ",
-	fKeyword:     "keywords match ",
-	fTag:         "tags match ",
-	fDescription: "description mentions ",
-	fReadme:      "README mentions ",
-	fPath:        "path contains ",
-}
-
-// reasonBuilder memoises reasons within one Search: they depend only on the
-// query and on which terms matched in which fields, and a query's hits fall
-// into few such patterns. A direct-mapped table over a hash of the pattern
-// finds a known one with a single key comparison; a collision only costs a
-// rebuild.
-type reasonBuilder struct {
-	q     *query
-	sets  []reasonSet
-	table [1 << reasonTableBits]int32 // hash → 1 + index in sets
-	last  int32                       // 1 + index of the last pattern returned
-	exact map[[2]uint8]string
-	short [numFields][]maskReason
-	lex   map[lexKey]string
-}
-
-const reasonTableBits = 10
-
-type reasonKey struct {
-	band, label uint8
-	fm          [numFields]uint64
-}
-
-func (k *reasonKey) hash() uint64 {
-	h := uint64(k.band)<<8 | uint64(k.label)
-	for f, m := range k.fm {
-		if m != 0 { // narrow keys use only fm[0]: one round
-			h = (h ^ m ^ uint64(f)<<59) * 0x9e3779b97f4a7c15
-			h ^= h >> 29
+	for i, v := range list {
+		if normalize(v) == key.norm {
+			return uint8(norm), 0, i
 		}
 	}
-	return h
-}
-
-type reasonSet struct {
-	key     reasonKey
-	reasons []string
-}
-
-type maskReason struct {
-	mask uint64
-	s    string
-}
-
-const shortMemo = 16
-
-type lexKey struct {
-	f    field
-	mask uint64
-}
-
-// reasons returns the reasons for a match pattern; hits with the same
-// pattern share the slice. A new pattern is expanded from candidate ci.
-func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow bool) []string {
-	if rb.last > 0 && rb.sets[rb.last-1].key == *key { // neighbours in score order often match alike
-		return rb.sets[rb.last-1].reasons
-	}
-	slot := key.hash() >> (64 - reasonTableBits)
-	if i := rb.table[slot]; i > 0 && rb.sets[i-1].key == *key {
-		rb.last = i
-		return rb.sets[i-1].reasons
-	}
-	rs := rb.build(key.band, key.label, sc.fieldMasks(ci, narrow))
-	rb.sets = append(rb.sets, reasonSet{*key, rs})
-	rb.table[slot] = int32(len(rb.sets))
-	rb.last = int32(len(rb.sets))
-	return rs
-}
-
-func (rb *reasonBuilder) build(band, label uint8, fm [numFields]uint64) []string {
-	dst := make([]string, 0, maxReasons)
-	skip := field(numFields)
-	if band > bandLexical {
-		dst = append(dst, rb.exactReason(band, label))
-		switch tierOf(band) {
-		case TierPackage:
-			skip = fPackage
-		case TierAlias:
-			skip = fAlias
-		case TierName:
-			skip = fName
-		}
-	}
-	for f := range numFields {
-		if len(dst) == maxReasons {
-			break
-		}
-		if f == skip || fm[f] == 0 {
-			continue
-		}
-		dst = append(dst, rb.lexReason(f, fm[f]))
-	}
-	return dst[:len(dst):len(dst)]
-}
-
-func (rb *reasonBuilder) exactReason(band, label uint8) string {
-	key := [2]uint8{band, label}
-	if s, ok := rb.exact[key]; ok {
-		return s
-	}
-	var b strings.Builder
-	switch tierOf(band) {
-	case TierPackage:
-		b.WriteString("package name matches ")
-	case TierAlias:
-		b.WriteString("alias matches ")
-	default:
-		b.WriteString("name matches ")
-	}
-	b.WriteString(rb.q.quoted)
-	var notes []string
-	if band == bandPkgPartial || band == bandPkgPartialNorm {
-		notes = append(notes, partialLabels[label])
-	}
-	if band == bandPkgNorm || band == bandPkgPartialNorm || band == bandAliasNorm || band == bandNameNorm {
-		notes = append(notes, "ignoring separators")
-	}
-	if len(notes) > 0 {
-		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
-	}
-	if rb.exact == nil {
-		rb.exact = map[[2]uint8]string{}
-	}
-	rb.exact[key] = b.String()
-	return rb.exact[key]
-}
-
-func (rb *reasonBuilder) lexReason(f field, mask uint64) string {
-	for _, mr := range rb.short[f] {
-		if mr.mask == mask {
-			return mr.s
-		}
-	}
-	key := lexKey{f, mask}
-	if s, ok := rb.lex[key]; ok {
-		return s
-	}
-	q := rb.q
-	var items []string
-	more := false
-	var shown uint64
-	add := func(s string) {
-		if len(items) == maxReasonItems {
-			more = true
-			return
-		}
-		items = append(items, strconv.Quote(s))
-	}
-	for _, g := range q.groups {
-		if g.members&mask == 0 {
-			continue
-		}
-		if g.complete && g.members&^mask == 0 {
-			if g.members&^shown != 0 {
-				add(g.disp)
-				shown |= g.members
-			}
-			continue
-		}
-		for m := g.members & mask &^ shown; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros64(m)
-			add(q.disp[i])
-			shown |= 1 << i
-		}
-	}
-	s := fieldPhrase[f] + strings.Join(items, ", ")
-	if more {
-		s += ", …"
-	}
-	if len(rb.short[f]) < shortMemo {
-		rb.short[f] = append(rb.short[f], maskReason{mask, s})
-		return s
-	}
-	if rb.lex == nil {
-		rb.lex = map[lexKey]string{}
-	}
-	rb.lex[key] = s
-	return s
+	return 0, 0, -1
 }

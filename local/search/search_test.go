@@ -64,9 +64,9 @@ func TestTierOrder(t *testing.T) {
 			t.Errorf("score increases at %d", i)
 		}
 	}
-	if !hasReason(&hits[0], `package name matches "orders"`) ||
-		!hasReason(&hits[1], `alias matches "orders"`) ||
-		!hasReason(&hits[2], `name matches "orders"`) ||
+	if !hasReason(&hits[0], `package "orders" matches "orders"`) ||
+		!hasReason(&hits[1], `alias "orders" matches "orders"`) ||
+		!hasReason(&hits[2], `name "Orders" matches "orders"`) ||
 		!hasReason(&hits[3], `description mentions "orders"`) {
 		t.Errorf("reasons: %#v", hits)
 	}
@@ -85,24 +85,24 @@ func TestPackageForms(t *testing.T) {
 	if got, want := ids(hits)[:3], []string{"plain", "scoped", "named"}; !slices.Equal(got, want) {
 		t.Fatalf("order-sdk: %v, want prefix %v", ids(hits), want)
 	}
-	if hits[1].Tier != TierPackage || !hasReason(&hits[1], `package name matches "order-sdk" (without scope)`) {
+	if hits[1].Tier != TierPackage || !hasReason(&hits[1], `package "@company/order-sdk" matches "order-sdk" (without scope)`) {
 		t.Errorf("scoped hit: %+v", hits[1])
 	}
 	// The scoped name itself is a full match.
 	hits = ix.Search("@company/order-sdk", nil)
-	if hits[0].ID != "scoped" || !hasReason(&hits[0], `package name matches "@company/order-sdk"`) {
+	if hits[0].ID != "scoped" || !hasReason(&hits[0], `package "@company/order-sdk" matches "@company/order-sdk"`) {
 		t.Errorf("@company/order-sdk: %+v", hits[0])
 	}
 	hits = ix.Search("orders", nil)
-	if hits[0].ID != "gomod" || hits[0].Tier != TierPackage || !hasReason(&hits[0], `package name matches "orders" (last path segment)`) {
+	if hits[0].ID != "gomod" || hits[0].Tier != TierPackage || !hasReason(&hits[0], `package "github.com/acme/orders/v2" matches "orders" (last path segment)`) {
 		t.Errorf("go module: %+v", hits)
 	}
 	hits = ix.Search("orders-core", nil)
-	if hits[0].ID != "maven" || !hasReason(&hits[0], `package name matches "orders-core" (artifact id)`) {
+	if hits[0].ID != "maven" || !hasReason(&hits[0], `package "org.acme:orders-core" matches "orders-core" (artifact id)`) {
 		t.Errorf("maven: %+v", hits)
 	}
 	hits = ix.Search("github.com/acme/orders/v2", nil)
-	if hits[0].ID != "gomod" || !hasReason(&hits[0], `package name matches "github.com/acme/orders/v2"`) {
+	if hits[0].ID != "gomod" || !hasReason(&hits[0], `package "github.com/acme/orders/v2" matches "github.com/acme/orders/v2"`) {
 		t.Errorf("go module path: %+v", hits)
 	}
 }
@@ -125,7 +125,7 @@ func TestSeparatorVariants(t *testing.T) {
 	if got := ids(hits)[:2]; !slices.Equal(got, []string{"rrd", "rrd2"}) {
 		t.Fatalf("literal first: %v", ids(hits))
 	}
-	if !hasReason(&hits[1], `name matches "react-router-dom" (ignoring separators)`) {
+	if !hasReason(&hits[1], `name "react_router_dom" matches "react-router-dom" (ignoring separators)`) {
 		t.Errorf("reasons: %v", hits[1].Reasons)
 	}
 }
@@ -412,7 +412,7 @@ func checkHits(t *testing.T, q string, hits []Hit) {
 				t.Fatalf("%q: bad reason %q", q, r)
 			}
 		}
-		if h.Tier < TierPackage || h.Tier > TierLexical {
+		if h.Tier < TierPackage || h.Tier > TierFuzzy {
 			t.Fatalf("%q: tier %d", q, h.Tier)
 		}
 	}
@@ -449,7 +449,7 @@ func TestReasonsUseOnlyQueryWords(t *testing.T) {
 	// Control characters and invalid bytes in a query never reach a reason.
 	ix.Put(Doc{ID: "d", Name: "ab"})
 	hits = ix.Search("a\x00\x01\u200b\xffb", nil)
-	if len(hits) == 0 || hits[0].ID != "d" || hits[0].Reasons[0] != "name matches \"a\ufffdb\" (ignoring separators)" {
+	if len(hits) == 0 || hits[0].ID != "d" || hits[0].Reasons[0] != "name \"ab\" matches \"a\ufffdb\" (ignoring separators)" {
 		t.Errorf("%+v", hits)
 	}
 	// Many matched words are elided.
@@ -534,7 +534,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 func TestTierString(t *testing.T) {
-	for tier, want := range map[Tier]string{TierPackage: "package", TierAlias: "alias", TierName: "name", TierLexical: "lexical", 9: "unknown"} {
+	for tier, want := range map[Tier]string{TierPackage: "package", TierAlias: "alias", TierName: "name", TierLexical: "lexical", TierFuzzy: "fuzzy", 9: "unknown"} {
 		if got := fmt.Sprint(tier); got != want {
 			t.Errorf("%d: %q", tier, got)
 		}

@@ -18,11 +18,17 @@
 // Manifests keep only what metadata reading uses; READMEs are cut to the
 // shortest prefix that gives the same README paragraph (checked with
 // local/meta itself). Queries of the kinds exact, separators, unscoped and
-// dependency are derived from the data by fixed rules (see genQueries);
+// dependency are derived from the data by fixed rules (see genQueries), and
+// the misspelt and host-qualified names from the catalog (derivedQueries);
 // their expected answers come from the metadata, never from the ranker.
 //
 //	go run ./bench/selection/mkcatalog -out testdata/selection \
 //	  -npm /usr/lib/node_modules,/tmp/sel/node_modules
+//
+// -derive only replaces the derived queries of the committed set, from the
+// committed catalog: it needs nothing of the machine.
+//
+//	go run ./bench/selection/mkcatalog -derive -out testdata/selection
 package main
 
 import (
@@ -65,7 +71,12 @@ func main() {
 	gomod := flag.String("gomod", filepath.Join(os.Getenv("HOME"), "go", "pkg", "mod"), "Go module cache")
 	pyGlob := flag.String("python", "/root/.pyenv/versions/*/lib/python*/site-packages", "site-packages glob")
 	deb := flag.Bool("dpkg", true, "include Debian package descriptions")
+	derive := flag.Bool("derive", false, "only replace the derived queries (misspelt and host-qualified names) of the committed set in -out")
 	flag.Parse()
+	if *derive {
+		deriveOnly(*out)
+		return
+	}
 
 	var all []*pkg
 	all = append(all, npmPackages(strings.Split(*npmRoots, ","))...)
@@ -132,6 +143,7 @@ func main() {
 		log.Fatal(err)
 	}
 	qs = append(qs, hq...)
+	qs = append(qs, derivedQueries(kept)...)
 	clones := map[string][]string{}
 	for _, p := range kept {
 		if p.rec.SameAs != "" {

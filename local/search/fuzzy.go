@@ -1,0 +1,374 @@
+package search
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The fuzzy tier forgives misspelt names. Its dictionary is every term that
+// occurs in a name, alias or package name (never descriptions or READMEs:
+// those are prose, and a typo is made typing a name), kept in buckets by
+// length in runes beside a 64-bit letter signature per term. A query word
+// of n runes is compared only with terms of n±k runes whose signatures
+// differ in at most 2k bits, and only those get the exact, bounded
+// distance. (Lists by the letters at the first k+1 positions — a word and
+// a term within k edits share one — scan a third as many signatures, but
+// measured no faster: the scan is a few nanoseconds a term, and the
+// distances of what passes dominate. They would triple the dictionary.) The dictionary changes with the postings (Put and Delete keep
+// a per-term count of name-field postings), so a query never walks the
+// documents to find its candidates.
+
+const (
+	minFuzzyRunes = 4 // shorter words are matched exactly or not at all
+	// maxFuzzyTerms bounds the query words a query looks up.
+	maxFuzzyTerms = 6
+	// Weights of a fuzzy match against an exact one: in a document's score
+	// (by edits) and in coordination.
+	fuzzyWeight1    = 0.5
+	fuzzyWeight2    = 0.3
+	fuzzyCoordScale = 0.5
+	// hostWeight scales a host-only word's score (see host.go).
+	hostWeight = 0.25
+)
+
+// nameTFs selects the name, alias and package fields of a posting's tfs.
+const nameTFs = 1<<(4*fName) | 1<<(4*fAlias) | 1<<(4*fPackage) |
+	2<<(4*fName) | 2<<(4*fAlias) | 2<<(4*fPackage) |
+	4<<(4*fName) | 4<<(4*fAlias) | 4<<(4*fPackage) |
+	8<<(4*fName) | 8<<(4*fAlias) | 8<<(4*fPackage)
+
+func isNameField(f field) bool { return f == fName || f == fAlias || f == fPackage }
+
+// fuzzyBound is the number of edits forgiven in a word of n runes: one for
+// 4–7, two from 8; none for shorter words.
+func fuzzyBound(n int) int {
+	switch {
+	case n < minFuzzyRunes:
+		return 0
+	case n < 8:
+		return 1
+	}
+	return 2
+}
+
+type fuzzyBucket struct {
+	ids  []uint32 // term ids
+	sigs []uint64 // per term: letterSig of its text
+}
+
+// letterSig is a term's letters as a set with counts up to two: bit c for
+// one occurrence of class c, bit 32+c for two. Letters a–z are classes
+// 0–25, digits share 26–28, anything else 29–31. One edit changes at most
+// two bits (a substitution takes one letter away and adds another; an
+// insertion or deletion one; a transposition none), so two terms within k
+// edits differ in at most 2k bits: a test of a few instructions that turns
+// most of a bucket away before any distance is computed.
+// nonASCIISig are the signature bits of classes 29–31: a term without
+// them is made of a–z and 0–9 only.
+const nonASCIISig = 7<<29 | 7<<61
+
+func letterSig(s string) uint64 {
+	var n [32]uint8
+	var sig uint64
+	for _, r := range s {
+		var c rune
+		switch {
+		case 'a' <= r && r <= 'z':
+			c = r - 'a'
+		case '0' <= r && r <= '9':
+			c = 26 + (r-'0')%3
+		default:
+			c = 29 + r%3
+		}
+		if n[c] < 2 {
+			sig |= 1 << (uint(c) + 32*uint(n[c]))
+			n[c]++
+		}
+	}
+	return sig
+}
+
+// fuzzyTerm reports whether a term belongs in the fuzzy dictionary, and its
+// length in runes: 4 runes or more, with a letter, no CJK (bigrams are no
+// words to misspell), no longer than a term can be.
+func fuzzyTerm(t string) (int, bool) {
+	n, letter := 0, false
+	for _, r := range t {
+		if isCJK(r) {
+			return 0, false
+		}
+		letter = letter || unicode.IsLetter(r)
+		n++
+	}
+	return n, letter && n >= minFuzzyRunes && n <= maxTermLen
+}
+
+// countName keeps a term's count of name-field postings as one posting's
+// tfs goes from old to new, and its place in the fuzzy dictionary with it.
+// Callers hold the write lock.
+func (ix *Index) countName(id, old, new uint32) {
+	was, is := old&nameTFs != 0, new&nameTFs != 0
+	if was == is {
+		return
+	}
+	te := &ix.terms[id]
+	if is {
+		te.ndf++
+		if te.ndf == 1 {
+			ix.fuzzyAdd(id)
+		}
+		return
+	}
+	te.ndf--
+	if te.ndf == 0 {
+		ix.fuzzyRemove(id)
+	}
+}
+
+func (ix *Index) fuzzyAdd(id uint32) {
+	te := &ix.terms[id]
+	n, ok := fuzzyTerm(te.text)
+	if !ok {
+		return
+	}
+	b := &ix.fuzzy[n]
+	b.ids = append(b.ids, id)
+	b.sigs = append(b.sigs, letterSig(te.text))
+	te.fpos = int32(len(b.ids))
+}
+
+func (ix *Index) fuzzyRemove(id uint32) {
+	te := &ix.terms[id]
+	if te.fpos == 0 {
+		return
+	}
+	n, _ := fuzzyTerm(te.text)
+	b := &ix.fuzzy[n]
+	i, last := int(te.fpos-1), len(b.ids)-1
+	if i != last {
+		b.ids[i], b.sigs[i] = b.ids[last], b.sigs[last]
+		ix.terms[b.ids[i]].fpos = int32(i + 1)
+	}
+	b.ids, b.sigs = b.ids[:last], b.sigs[:last]
+	te.fpos = 0
+}
+
+// fuzzyKey is one spelling of a query word to look up: its stem and, when
+// different, the word as typed. Stems of short words differ in shape
+// ("cats" stems to "cat", too short, but is one swap from "cast"; "cdore"
+// to "cdor", two edits from "core", which is too short to be stemmed).
+// Both get the bound of the word as typed: the edits were made typing it.
+type fuzzyKey struct {
+	qi   int // query term index
+	text string
+	d    int // edits forgiven
+}
+
+// fuzzyTarget is a dictionary term close to a query word.
+type fuzzyTarget struct {
+	id   uint32
+	qi   uint8
+	dist uint8 // edits; numeronyms count as one
+}
+
+// expand appends the dictionary terms within the bound of each key to dst,
+// per query word ordered by (edits, text) and without repeats, so that the
+// best spelling of a word a document has is always credited first,
+// whatever the dictionary's order. Callers hold the read lock.
+func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
+	var ra, rb [maxTermLen]rune
+	for ki, k := range keys {
+		start := len(dst)
+		if ki > 0 && keys[ki-1].qi == k.qi {
+			// A second spelling of the same word: merge below.
+			for start > 0 && dst[start-1].qi == uint8(k.qi) {
+				start--
+			}
+		}
+		n := utf8.RuneCountInString(k.text)
+		if d := k.d; d > 0 {
+			sig := letterSig(k.text)
+			ascii := isASCII(k.text)
+			for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
+				b := &ix.fuzzy[l]
+				for j, s := range b.sigs {
+					if bits.OnesCount64(s^sig) > 2*d {
+						continue
+					}
+					id := b.ids[j]
+					t := ix.terms[id].text
+					var e int
+					if ascii && s&nonASCIISig == 0 {
+						e = osaWithin([]byte(k.text), []byte(t), d)
+					} else {
+						e = editsWithin(k.text, t, d, &ra, &rb)
+					}
+					if e <= d {
+						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
+					}
+				}
+			}
+		}
+		if m := numeronym(k.text); m > 0 && m+2 <= maxTermLen {
+			// i18n → internationalization, a11y → accessibility. Terms
+			// are stems, so a numeronym of a word the stemmer shortens
+			// (k8s: kubernetes → kubernet) is not found.
+			first, last := k.text[0], k.text[len(k.text)-1]
+			b := &ix.fuzzy[m+2]
+			for _, id := range b.ids {
+				if t := ix.terms[id].text; len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
+					dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
+				}
+			}
+		}
+		if len(dst) == start {
+			continue
+		}
+		// One target once (the stem and the word as typed may both find
+		// it), at its fewest edits; then by edits and text.
+		seg := dst[start:]
+		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+			if a.id != b.id {
+				return int(a.id) - int(b.id)
+			}
+			return int(a.dist) - int(b.dist)
+		})
+		seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
+		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+			if a.dist != b.dist {
+				return int(a.dist) - int(b.dist)
+			}
+			return strings.Compare(ix.terms[a.id].text, ix.terms[b.id].text)
+		})
+		dst = dst[:start+len(seg)]
+	}
+	return dst
+}
+
+// numeronym returns N for a word like i18n, a11y or k8s (a letter, a number
+// of 2–30, a letter), else 0.
+func numeronym(s string) int {
+	if len(s) < 3 || len(s) > 4 || !isLower(s[0]) || !isLower(s[len(s)-1]) {
+		return 0
+	}
+	n := 0
+	for i := 1; i < len(s)-1; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	if n < 2 || n > 30 || s[1] == '0' {
+		return 0
+	}
+	return n
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// editsWithin returns the optimal-string-alignment distance of a and b
+// (Levenshtein with adjacent transpositions as one edit) when it is at most
+// k, else k+1. ASCII is compared byte by byte; anything else by runes, in
+// the caller's buffers.
+func editsWithin(a, b string, k int, ra, rb *[maxTermLen]rune) int {
+	if isASCII(a) && isASCII(b) {
+		return osaWithin([]byte(a), []byte(b), k)
+	}
+	x, y := ra[:0], rb[:0]
+	for _, r := range a {
+		if len(x) == maxTermLen {
+			break
+		}
+		x = append(x, r)
+	}
+	for _, r := range b {
+		if len(y) == maxTermLen {
+			break
+		}
+		y = append(y, r)
+	}
+	return osaWithin(x, y, k)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// osaWithin is editsWithin over two sequences of at most maxTermLen. A
+// common prefix and suffix are dropped first (they cost nothing); the rest
+// is the textbook table restricted to the diagonal band |i−j| ≤ k, given up
+// as soon as a whole row exceeds k.
+func osaWithin[T byte | rune](a, b []T, k int) int {
+	for len(a) > 0 && len(b) > 0 && a[0] == b[0] {
+		a, b = a[1:], b[1:]
+	}
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
+	n, m := len(a), len(b)
+	if n-m > k || m-n > k {
+		return k + 1
+	}
+	if n == 0 || m == 0 {
+		return max(n, m)
+	}
+	inf := k + 1
+	var rows [3][maxTermLen + 2]int
+	pp, p, c := &rows[0], &rows[1], &rows[2]
+	for j := 0; j <= m; j++ {
+		p[j] = min(j, inf)
+	}
+	for i := 1; i <= n; i++ {
+		lo, hi := max(1, i-k), min(m, i+k)
+		if lo == 1 {
+			c[0] = min(i, inf)
+		} else {
+			c[lo-1] = inf
+		}
+		best := c[lo-1]
+		for j := lo; j <= hi; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(p[j]+1, c[j-1]+1, p[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, pp[j-2]+1)
+			}
+			v = min(v, inf)
+			c[j] = v
+			best = min(best, v)
+		}
+		if hi < m {
+			c[hi+1] = inf
+		}
+		if best > k {
+			return inf
+		}
+		pp, p, c = p, c, pp
+	}
+	return min(p[m], inf)
+}
+
+// wholeClose reports whether one of a document's whole-value terms is among
+// ids (sorted): the whole name, alias or package name is a misspelling of
+// the whole query.
+func wholeClose(whole *wholeTerms, ids []uint32) bool {
+	for _, w := range whole {
+		if w == 0 {
+			break
+		}
+		if _, ok := slices.BinarySearch(ids, w-1); ok {
+			return true
+		}
+	}
+	return false
+}
