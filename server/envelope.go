@@ -35,6 +35,10 @@ type Envelope struct {
 	Projects        []Project `json:"projects"`
 	NextCursor      *string   `json:"nextCursor"`
 	GBrainState     string    `json:"gbrainState"`
+	// DidYouMean lists names close to a query that matched nothing (or
+	// only approximately): names, aliases and package names of projects
+	// this frontend may see, to search for instead.
+	DidYouMean []string `json:"didYouMean,omitempty"`
 }
 
 // Project is one record as an agent sees it. ProjectPath is null (and

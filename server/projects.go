@@ -22,9 +22,12 @@ import (
 // (and cursor) taken from them, so a 100k-project catalog is not copied per
 // call.
 type listing struct {
-	ids       []string
-	reasons   [][]string // parallel to ids: why each matched; nil when none did
-	workspace []string   // parallel to ids: "self", "related" or ""; nil without a hint
+	// approximate: the best hit only comes close to the query (a
+	// misspelling): suggestions help.
+	approximate bool
+	ids         []string
+	reasons     [][]string // parallel to ids: why each matched; nil when none did
+	workspace   []string   // parallel to ids: "self", "related" or ""; nil without a hint
 }
 
 func (l *listing) reasonsAt(i int) []string {
@@ -99,6 +102,9 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	}
 	e := f.envelope(c, StatusOK)
 	ids := snap.list.ids
+	if a.Query != "" && a.Cursor == "" && (len(ids) == 0 || snap.list.approximate) {
+		e.DidYouMean = c.cat.Suggest(a.Query, c.pol, 5)
+	}
 	if len(ids) == 0 {
 		e.Status = StatusNoMatches
 		msg := "No catalogued project matches. This says nothing about code that exists elsewhere"
@@ -185,6 +191,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 		hits[i] = rs[i].Hit
 	}
 	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
+	l.approximate = len(hits) > 0 && hits[0].Tier == search.TierFuzzy
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
 	}

@@ -23,6 +23,13 @@ func Text(e *Envelope) string {
 	if e.Message != "" {
 		b.WriteString(e.Message + "\n")
 	}
+	if len(e.DidYouMean) > 0 {
+		qs := make([]string, len(e.DidYouMean))
+		for i, s := range e.DidYouMean {
+			qs[i] = quote(s)
+		}
+		b.WriteString("Did you mean: " + strings.Join(qs, ", ") + "\n")
+	}
 	hasPath, server := false, ""
 	for _, p := range e.Projects {
 		if p.ProjectPath != nil {

@@ -385,6 +385,15 @@ func (c *Catalog) SearchTop(query string, pol Policy, n int) ([]search.Hit, int)
 	return ix.SearchTop(query, c.visible(pol), n)
 }
 
+// Suggest returns up to n spellings close to the query's words, from the
+// names, aliases and package names of the records this frontend may see.
+func (c *Catalog) Suggest(query string, pol Policy, n int) []string {
+	c.mu.RLock()
+	ix := c.index
+	c.mu.RUnlock()
+	return ix.Suggest(query, c.visible(pol), n)
+}
+
 // List returns the ids the policy lets this frontend see, in stable order.
 func (c *Catalog) List(pol Policy) []string {
 	c.mu.RLock()

@@ -74,7 +74,8 @@ const outputSchema = `{
       }
     },
     "nextCursor": { "type": ["string", "null"] },
-    "gbrainState": { "type": "string", "enum": ["disabled", "ok", "degraded"] }
+    "gbrainState": { "type": "string", "enum": ["disabled", "ok", "degraded"] },
+    "didYouMean": { "type": "array", "items": { "type": "string" } }
   },
   "required": ["schemaVersion", "status", "machineId", "catalogRevision", "scanState", "coverage", "projects", "nextCursor", "gbrainState"]
 }`
