@@ -35,6 +35,10 @@ type Envelope struct {
 	Projects        []Project `json:"projects"`
 	NextCursor      *string   `json:"nextCursor"`
 	GBrainState     string    `json:"gbrainState"`
+	// Total is how many projects the whole listing holds for this view
+	// (every page; historical candidates included). It lets the CLI say
+	// "5 of 12"; it is not part of the tool's answer (seed 6.3).
+	Total int `json:"-"`
 }
 
 // Project is one record as an agent sees it. ProjectPath is null (and
