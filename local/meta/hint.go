@@ -103,7 +103,7 @@ func hintSuggestion(k string) string {
 	lk := strings.ToLower(k)
 	best, bestD := "", 3
 	for _, known := range hintKeys {
-		d := osaDistance(lk, known)
+		d := editDistance(lk, known)
 		if len(lk) >= 3 && (strings.HasPrefix(known, lk) || strings.HasPrefix(lk, known)) {
 			d = min(d, 2) // "desc", "relatedProjects"
 		}
@@ -117,29 +117,25 @@ func hintSuggestion(k string) string {
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// osaDistance is the edit distance with adjacent transpositions ("tgas" is
-// one edit from "tags"), over runes.
-func osaDistance(a, b string) int {
+// editDistance is the Levenshtein distance over runes (a transposition,
+// "tgas" for "tags", is two edits: within the bound).
+func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
+		prev, cur = cur, prev
 	}
-	return d[len(ra)][len(rb)]
+	return prev[len(rb)]
 }
