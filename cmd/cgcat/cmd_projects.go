@@ -102,7 +102,10 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if o.all {
 		// The next pages, from the same snapshot of the listing (cursors
 		// work within one process).
-		for e.Status == server.StatusOK && e.NextCursor != nil {
+		for pages := 1; e.Status == server.StatusOK && e.NextCursor != nil; pages++ {
+			if pages > e.Total/o.limit+1 {
+				return fmt.Errorf("the listing did not end after %d pages of %d (%d projects); run the command again", pages, o.limit, e.Total)
+			}
 			next := a
 			next.Cursor, next.Offset = *e.NextCursor, 0
 			more, err := f.Projects(ctx, next)
