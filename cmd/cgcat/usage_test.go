@@ -165,3 +165,20 @@ func TestJSONErrors(t *testing.T) {
 		t.Errorf("gbrain sync: exit %d\nstdout %q\nstderr %q", rc, out, errOut)
 	}
 }
+
+// TestStoreRecoverJSON: store recover prints its report as JSON too.
+func TestStoreRecoverJSON(t *testing.T) {
+	base := canonTemp(t)
+	code := filepath.Join(base, "code")
+	cliProject(t, filepath.Join(code, "a"), `{"name":"a"}`)
+	cliProject(t, filepath.Join(code, "b"), `{"name":"b"}`)
+	flags := []string{"--root", code, "--data-dir", filepath.Join(base, "data")}
+	if _, errOut, rc := cliRun(t, append([]string{"scan"}, flags...)...); rc != 0 {
+		t.Fatal(errOut)
+	}
+	out, errOut, rc := cliRun(t, append([]string{"store", "recover", "--json"}, flags...)...)
+	var rep struct{ Records, Dropped int }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rc != 0 || rep.Records != 2 || rep.Dropped != 0 {
+		t.Fatalf("store recover --json: exit %d %v %+v\n%s\n%s", rc, err, rep, out, errOut)
+	}
+}
