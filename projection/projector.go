@@ -89,7 +89,7 @@ type PlanItem struct {
 // Projector drains the outbox into GBrain. It is used by one goroutine.
 type Projector struct {
 	st   *store.Store
-	pol  catalog.Policy
+	pol  catalog.Source // asked per record: the policy in force now
 	set  Settings
 	conn *Conn
 	log  *slog.Logger
@@ -167,7 +167,7 @@ func (p *Projector) flushDue() bool {
 
 // NewProjector prepares a projector; it writes nothing until it holds the
 // lease (TryAcquire / Acquire).
-func NewProjector(st *store.Store, pol catalog.Policy, set Settings, conn *Conn, log *slog.Logger) *Projector {
+func NewProjector(st *store.Store, pol catalog.Source, set Settings, conn *Conn, log *slog.Logger) *Projector {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -385,7 +385,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return Dropped, pi, done(nil)
 	}
 	pi.Name = rec.Meta.Name
-	if !p.pol.Allows(rec.Root) {
+	if !p.pol.Policy().AllowsRecord(rec) {
 		// Policy decides; nothing about this project leaves the machine.
 		pi.Detail = unsharedNote
 		return NotShared, pi, done(func(tx *store.Tx) {

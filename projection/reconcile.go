@@ -154,7 +154,7 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 		return r.Projects(func(rec *local.Project) error {
 			bound[rec.ID] = true
 			ref, has := ours[rec.ID]
-			if !p.pol.Allows(rec.Root) {
+			if !p.pol.Policy().AllowsRecord(rec) {
 				if has {
 					rep.UnsharedCount++
 					if len(rep.Unshared) < maxListed {

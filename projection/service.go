@@ -74,12 +74,12 @@ type Service struct {
 
 // Start runs the service for cfg; with GBrain off it returns a Service that
 // does nothing and whose Recall is nil. It never blocks on GBrain.
-func Start(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Policy, log *slog.Logger) *Service {
+func Start(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Source, log *slog.Logger) *Service {
 	return StartWith(ctx, cfg, st, pol, log, ServiceOptions{})
 }
 
 // StartWith is Start with options.
-func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Policy, log *slog.Logger, opt ServiceOptions) *Service {
+func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Source, log *slog.Logger, opt ServiceOptions) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
