@@ -38,6 +38,10 @@ type ProjectsArgs struct {
 	Limit         int
 	Cursor        string
 	Refresh       bool
+	// Offset starts a fresh listing at this position (0: the first page).
+	// Only the CLI sets it (`cgcat projects --page N`): the tool's schema has
+	// no such argument, agents page with cursors.
+	Offset int
 }
 
 // Validate checks the bounds every face must keep.
@@ -55,6 +59,10 @@ func (a ProjectsArgs) Validate() error {
 		return &ArgError{Arg: "limit", Problem: fmt.Sprintf("must be between 1 and %d, got %d", MaxLimit, a.Limit)}
 	case utf8.RuneCountInString(a.Cursor) > MaxCursor:
 		return &ArgError{Arg: "cursor", Problem: fmt.Sprintf("is longer than %d characters; pass nextCursor from an earlier answer unchanged", MaxCursor)}
+	case a.Offset < 0:
+		return &ArgError{Arg: "offset", Problem: fmt.Sprintf("must be 0 or more, got %d", a.Offset)}
+	case a.Offset > 0 && a.Cursor != "":
+		return &ArgError{Arg: "offset", Problem: "cannot be combined with a cursor: a cursor already says where the next page starts"}
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ type Envelope struct {
 	// only approximately): names, aliases and package names of projects
 	// this frontend may see, to search for instead.
 	DidYouMean []string `json:"didYouMean,omitempty"`
+	// Total is how many projects the whole listing holds for this view
+	// (every page; historical candidates included). It lets the CLI say
+	// "5 of 12"; it is not part of the tool's answer (seed 6.3).
+	Total int `json:"-"`
 }
 
 // Project is one record as an agent sees it. ProjectPath is null (and

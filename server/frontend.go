@@ -41,8 +41,10 @@ type Options struct {
 	// CodeGraphServer is the name the host gave the native CodeGraph MCP
 	// server, for the handoff's mcpServerHint ("codegraph" when unset).
 	CodeGraphServer string
-	Log             *slog.Logger
-	Now             func() time.Time
+	// Face is who reads the messages (FaceAgent when unset).
+	Face Face
+	Log  *slog.Logger
+	Now  func() time.Time
 }
 
 // Frontend answers both tools for one process's sharing view. The MCP
@@ -203,11 +205,17 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	if cfg == nil {
 		e := f.envelope(nil, StatusSetupRequired)
 		e.Message = fmt.Sprintf("The configuration cannot be used: %v. Fix the file (`cgcat config check` shows the problem); this server picks up the corrected file by itself.", cfgErr)
+		if f.opt.Face == FaceCLI {
+			e.Message = fmt.Sprintf("The configuration cannot be used: %v. Fix the file; `cgcat config check` shows the problem.", cfgErr)
+		}
 		return nil, e, nil
 	}
 	if !cfg.HasRoots() {
 		e := f.envelope(nil, StatusSetupRequired)
 		e.Message = "No project roots are configured, so nothing is scanned. Run `cgcat config init --root /ABS/DIR` (one --root per folder that holds your code); this server picks up the new config by itself."
+		if f.opt.Face == FaceCLI {
+			e.Message = "No project roots are configured, so nothing is scanned. Run `cgcat config init --root /ABS/DIR` (one --root per folder that holds your code), or pass --root DIR to this command."
+		}
 		return nil, e, nil
 	}
 	o := f.open(cfg)

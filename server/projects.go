@@ -28,6 +28,9 @@ type listing struct {
 	ids         []string
 	reasons     [][]string // parallel to ids: why each matched; nil when none did
 	workspace   []string   // parallel to ids: "self", "related" or ""; nil without a hint
+	// beyond counts the matches past the kept ones (a search keeps the best
+	// maxHits): the listing's total is len(ids) + beyond.
+	beyond int
 }
 
 func (l *listing) reasonsAt(i int) []string {
@@ -94,17 +97,22 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		if err != nil {
 			e := f.envelope(c, StatusCursorExpired)
 			e.Message = strings.TrimSpace("This cursor no longer applies (the arguments, the sharing view or the listing changed, or it expired). Call again without cursor to start a fresh listing. " + e.Message)
+			if f.opt.Face == FaceCLI {
+				e.Message = strings.TrimSpace("The listing expired while it was being paged. Run the command again. " + e.Message)
+			}
 			return e, nil
 		}
 	} else {
 		list := f.rank(ctx, c, a.Query, ws)
 		snap = &snapshot{binding: binding, list: list, revision: c.cat.Revision(), created: f.opt.Now()}
+		offset = a.Offset
 	}
 	e := f.envelope(c, StatusOK)
 	ids := snap.list.ids
 	if a.Query != "" && a.Cursor == "" && (len(ids) == 0 || snap.list.approximate) {
 		e.DidYouMean = c.cat.Suggest(a.Query, c.pol, 5)
 	}
+	e.Total = len(ids) + snap.list.beyond
 	if len(ids) == 0 {
 		e.Status = StatusNoMatches
 		msg := "No catalogued project matches. This says nothing about code that exists elsewhere"
@@ -161,7 +169,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	if strings.TrimSpace(query) == "" {
 		return f.plainListing(c, ws)
 	}
-	hits, _ := c.cat.SearchTop(query, c.pol, maxHits)
+	hits, total := c.cat.SearchTop(query, c.pol, maxHits)
 	if len(hits) > maxHits {
 		hits = hits[:maxHits]
 	}
@@ -190,7 +198,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	for i := range rs {
 		hits[i] = rs[i].Hit
 	}
-	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits))}
+	l := &listing{ids: make([]string, len(hits)), reasons: make([][]string, len(hits)), beyond: max(0, total-len(hits))}
 	l.approximate = len(hits) > 0 && hits[0].Tier == search.TierFuzzy
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
@@ -338,7 +346,7 @@ func (f *Frontend) applyWorkspace(c *call, l *listing, ws string, plain bool) *l
 	if selfAt >= 0 {
 		order = append(order, selfAt)
 	}
-	out := &listing{ids: make([]string, len(order)), reasons: make([][]string, len(order)), workspace: make([]string, len(order))}
+	out := &listing{ids: make([]string, len(order)), reasons: make([][]string, len(order)), workspace: make([]string, len(order)), beyond: l.beyond}
 	for j, i := range order {
 		out.ids[j], out.workspace[j] = l.ids[i], marks[i]
 		r := l.reasonsAt(i)

@@ -27,9 +27,9 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	}
 	if p == nil {
 		e := f.envelope(c, StatusUnknownProject)
-		msg := "No project with this id is known on this machine. It may come from another machine, or a record that was forgotten: search again with local_codegraph_projects."
+		msg := "No project with this id is known on this machine. It may come from another machine, or a record that was forgotten: search again with " + f.searchWith() + "."
 		if !store.ValidProjectID(a.ProjectID) {
-			msg = "This is not a projectId issued by this catalog (ids look like cg_ followed by 16 letters and digits; a path is never an id). Search with local_codegraph_projects instead."
+			msg = "This is not a projectId issued by this catalog (ids look like cg_ followed by 16 letters and digits; a path is never an id). Search with " + f.searchWith() + " instead."
 		}
 		e.Message = prepend(msg, e.Message)
 		return e, nil
@@ -37,7 +37,7 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	ck := catalog.Recheck(p, c.pol)
 	if !ck.Allowed {
 		e := f.envelope(c, StatusNotAvailable)
-		e.Message = prepend("This project is not shared with this frontend.", e.Message)
+		e.Message = prepend(f.notShared(), e.Message)
 		return e, nil
 	}
 	if a.ExpectedRecordRevision != 0 && a.ExpectedRecordRevision != p.RecordRevision {
@@ -52,13 +52,13 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	e := f.envelope(c, StatusOK)
 	if !ck.OK {
 		e.Status = StatusMissing
-		msg := "The project's root or its CodeGraph index is not there any more: " + ck.Why + ". Search again with local_codegraph_projects."
+		msg := "The project's root or its CodeGraph index is not there any more: " + ck.Why + ". Search again with " + f.searchWith() + "."
 		switch {
 		case p.MovedTo != "" && ck.Availability == local.Missing:
-			msg = fmt.Sprintf("This project's index moved: it is now the project %s (a new record). Resolve %s with local_codegraph_resolve for its current path.", p.MovedTo, p.MovedTo)
+			msg = fmt.Sprintf("This project's index moved: it is now the project %s (a new record). %s for its current path.", p.MovedTo, f.resolveIt(p.MovedTo))
 		case ck.Availability == local.Inaccessible:
 			// Not gone: unreadable right now (permissions, an offline volume).
-			msg = "The project's root cannot be checked right now: " + ck.Why + ". It may be on an offline volume or need permissions; try again later, or search again with local_codegraph_projects."
+			msg = "The project's root cannot be checked right now: " + ck.Why + ". It may be on an offline volume or need permissions; try again later, or search again with " + f.searchWith() + "."
 		}
 		e.Message = prepend(msg, e.Message)
 	}
@@ -106,7 +106,7 @@ func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelop
 	reasons := []string{"resolved from a GBrain card"}
 	if cd.MachineID != c.cat.MachineID() {
 		e := f.envelope(c, StatusOK)
-		e.Message = prepend(fmt.Sprintf("This project lives on another machine (%s): it is known here only from its GBrain card, so there is no path to hand to codegraph_explore. Search with local_codegraph_projects for a project on this machine instead.", cd.MachineID), e.Message)
+		e.Message = prepend(fmt.Sprintf("This project lives on another machine (%s): it is known here only from its GBrain card, so there is no path to hand to %s. Search with %s for a project on this machine instead.", cd.MachineID, f.explorer(), f.searchWith()), e.Message)
 		e.Projects = append(e.Projects, f.cardProject(cd, reasons, AvailabilityHistorical))
 		return e
 	}
@@ -115,14 +115,14 @@ func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelop
 	if rec := c.cat.ByRootKey(cd.RootKey); rec != nil {
 		if !c.cat.Visible(rec.ID, c.pol) {
 			e := f.envelope(c, StatusNotAvailable)
-			e.Message = prepend("This project is not shared with this frontend.", e.Message)
+			e.Message = prepend(f.notShared(), e.Message)
 			return e
 		}
 		out.MovedTo = rec.ID
 		out.Why = "this machine's catalog knows the project under a newer id: " + rec.ID
-		e.Message = prepend(fmt.Sprintf("This id comes from an older catalog of this machine; the project is now %s. Resolve %s with local_codegraph_resolve for its current path.", rec.ID, rec.ID), e.Message)
+		e.Message = prepend(fmt.Sprintf("This id comes from an older catalog of this machine; the project is now %s. %s for its current path.", rec.ID, f.resolveIt(rec.ID)), e.Message)
 	} else {
-		e.Message = prepend("This project was on this machine (its GBrain card says so) but is not in the catalog any more. Search again with local_codegraph_projects.", e.Message)
+		e.Message = prepend("This project was on this machine (its GBrain card says so) but is not in the catalog any more. Search again with "+f.searchWith()+".", e.Message)
 	}
 	e.Projects = append(e.Projects, out)
 	return e

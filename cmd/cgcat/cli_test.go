@@ -48,9 +48,10 @@ func TestConfigInitCheckScanProjects(t *testing.T) {
 	cliProject(t, filepath.Join(code, "order-sdk"), `{"name":"@company/order-sdk","description":"订单服务客户端"}`)
 	cliProject(t, filepath.Join(code, "payments"), `{"name":"payments"}`)
 
-	// Without a config: a clear warning, and projects says setup_required.
+	// Without a config: a clear warning, and projects says setup_required
+	// and fails (exit 1: not set up yet).
 	out, errOut, rc := cliRun(t, "projects", "--json")
-	if rc != 0 || !strings.Contains(out, `"status": "setup_required"`) || !strings.Contains(errOut, "cgcat config init") {
+	if rc != 1 || !strings.Contains(out, `"status": "setup_required"`) || !strings.Contains(errOut, "cgcat config init") {
 		t.Fatalf("no config: rc=%d\n%s\n%s", rc, out, errOut)
 	}
 	// init needs a root; then writes the file.

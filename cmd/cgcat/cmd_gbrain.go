@@ -87,6 +87,9 @@ type gbrainSyncResult struct {
 	// WaitedFor is the pid of another projector this sync waited for.
 	WaitedFor int  `json:"waitedFor,omitempty"`
 	DryRun    bool `json:"dryRun,omitempty"`
+	// Error and ExitCode: a sync that stopped part way (as jsonError).
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exitCode,omitempty"`
 }
 
 func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, out, errOut io.Writer) error {
@@ -157,8 +160,14 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 	}
 	res.Report = &rep
 	if err != nil {
+		err = fmt.Errorf("GBrain sync stopped (%w); %d cards wait in the outbox, nothing is lost — run `cgcat gbrain sync` again", err, rep.Remaining)
+		if o.json { // one JSON object: the report and the error
+			res.Error, res.ExitCode = err.Error(), exitFailure
+			_ = printSyncResult(out, o, res)
+			return &exitError{code: exitFailure}
+		}
 		_ = printSyncResult(out, o, res)
-		return fmt.Errorf("GBrain sync stopped (%w); %d cards wait in the outbox, nothing is lost — run `cgcat gbrain sync` again", err, rep.Remaining)
+		return err
 	}
 	return printSyncResult(out, o, res)
 }

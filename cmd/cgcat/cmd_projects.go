@@ -7,53 +7,85 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type projectsOptions struct {
 	limit     int
+	page      int
+	all       bool
 	workspace string
-	cursor    string
 	refresh   bool
 	json      bool
+	// again is the command line that shows another page ("" when unknown).
+	again func(page int) string
 }
 
 func newProjectsCommand(g *globalOptions) *cobra.Command {
 	o := &projectsOptions{}
 	cmd := &cobra.Command{
-		Use:   "projects [QUERY]",
+		Use:   "projects [QUERY...]",
 		Short: "Search the catalog, exactly as the local_codegraph_projects tool does",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Search the catalog by package name, project name, alias or description words, or list
+it without a query. Every word is part of one query: ` + "`cgcat projects pay gateway`" + ` searches
+for "pay gateway". The answer is the one an agent gets from local_codegraph_projects, shown
+for a person: "5 of 12 projects", page by page (--page N), or all at once (--all).
+--json prints the tool's envelope, plus total, page and pages.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := ""
-			if len(args) == 1 {
-				q = args[0]
-			}
-			return runProjects(cmd.Context(), g, o, q, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			o.again = func(page int) string { return pageCommand(cmd, args, page) }
+			return runProjects(cmd.Context(), g, o, strings.Join(args, " "), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().IntVar(&o.limit, "limit", 5, "how many projects per page (1-50)")
-	cmd.Flags().StringVar(&o.workspace, "workspace", "", "absolute path of your current workspace (a ranking hint)")
-	cmd.Flags().StringVar(&o.cursor, "cursor", "", "nextCursor of a previous answer (same process only)")
+	cmd.Flags().IntVar(&o.limit, "limit", server.DefaultLimit, fmt.Sprintf("how many projects per page (1-%d)", server.MaxLimit))
+	cmd.Flags().IntVar(&o.page, "page", 1, "which page to show (1 is the first)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "show every page")
+	cmd.Flags().StringVar(&o.workspace, "workspace", "", "your current workspace directory (a ranking hint: its own project goes last, related ones first)")
 	cmd.Flags().BoolVar(&o.refresh, "refresh", false, "schedule a bounded refresh first")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the exact envelope the tool returns")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the tool's envelope as JSON, plus total, page and pages")
 	return cmd
 }
 
+// projectsJSON is `cgcat projects --json`: the envelope the tool returns,
+// plus where this page stands in the whole listing.
+type projectsJSON struct {
+	*server.Envelope
+	Total int `json:"total"`          // projects in the whole listing for this view
+	Page  int `json:"page,omitempty"` // absent with --all
+	Pages int `json:"pages"`
+}
+
 func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, query string, out, errOut io.Writer) error {
+	if o.page < 1 {
+		return usagef("--page must be 1 or more, got %d", o.page)
+	}
+	if o.all && o.page != 1 {
+		return usagef("--all shows every page; leave out --page %d", o.page)
+	}
+	ws := o.workspace
+	if ws != "" && !filepath.IsAbs(ws) {
+		// A flag is relative to where the user stands.
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return usagef("--workspace %q: %v", ws, err)
+		}
+		ws = abs
+	}
+	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: ws, Refresh: o.refresh, Offset: (o.page - 1) * o.limit}
+	if err := a.Validate(); err != nil {
+		return flagError(err)
+	}
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
 	}
 	warn(errOut, cfg)
-	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: o.workspace, Cursor: o.cursor, Refresh: o.refresh}
-	if err := a.Validate(); err != nil {
-		return &exitError{code: 2, err: flagError(err)}
-	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
+	f := newCLIFrontend(config.Fixed(cfg), errOut)
 	if err := f.Ready(ctx); err != nil {
 		return err
 	}
@@ -67,28 +99,98 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err != nil {
 		return err
 	}
-	return printEnvelope(out, e, o.json)
-}
-
-func printEnvelope(out io.Writer, e *server.Envelope, asJSON bool) error {
-	if asJSON {
+	if o.all {
+		// The next pages, from the same snapshot of the listing (cursors
+		// work within one process).
+		for pages := 1; e.Status == server.StatusOK && e.NextCursor != nil; pages++ {
+			if pages > e.Total/o.limit+1 {
+				return fmt.Errorf("the listing did not end after %d pages of %d (%d projects); run the command again", pages, o.limit, e.Total)
+			}
+			next := a
+			next.Cursor, next.Offset = *e.NextCursor, 0
+			more, err := f.Projects(ctx, next)
+			if err != nil {
+				return err
+			}
+			if more.Status != server.StatusOK {
+				return fmt.Errorf("the listing changed while it was being read (%s); run the command again", more.Status)
+			}
+			e.Projects = append(e.Projects, more.Projects...)
+			e.NextCursor = more.NextCursor
+		}
+	}
+	pages := (e.Total + o.limit - 1) / o.limit
+	if e.Status == server.StatusOK && len(e.Projects) == 0 && o.page > pages {
+		return usagef("--page %d is past the end: %d project(s) make %d page(s) of %d", o.page, e.Total, pages, o.limit)
+	}
+	if o.json {
+		page := o.page
+		if o.all {
+			page = 0
+		}
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		return enc.Encode(e)
+		if err := enc.Encode(projectsJSON{Envelope: e, Total: e.Total, Page: page, Pages: pages}); err != nil {
+			return err
+		}
+	} else {
+		v := listingView{query: query, page: o.page, pages: pages, limit: o.limit, all: o.all, again: o.again}
+		if _, err := io.WriteString(out, renderProjects(e, v)); err != nil {
+			return err
+		}
 	}
-	_, err := io.WriteString(out, server.Text(e))
-	return err
+	if e.Status == server.StatusSetupRequired {
+		return &exitError{code: exitFailure}
+	}
+	return nil
 }
 
 // flags names, in CLI terms, the argument an ArgError is about.
-var flags = map[string]string{"limit": "--limit", "workspacePath": "--workspace", "cursor": "--cursor", "query": "QUERY", "projectId": "ID", "expectedRecordRevision": "--expect-revision"}
+var flags = map[string]string{"limit": "--limit", "workspacePath": "--workspace", "offset": "--page", "query": "QUERY", "projectId": "ID", "expectedRecordRevision": "--expect-revision"}
 
-// flagError words an argument error in CLI terms.
+// flagError words an argument error in CLI terms, as a usage error.
 func flagError(err error) error {
 	var ae *server.ArgError
 	if !errors.As(err, &ae) || ae.Arg == "" {
-		return err
+		return usagef("%v", err)
 	}
-	return fmt.Errorf("%s: %s", cmp.Or(flags[ae.Arg], ae.Arg), ae.Problem)
+	return usagef("%s: %s", cmp.Or(flags[ae.Arg], ae.Arg), ae.Problem)
+}
+
+// pageCommand is the command as it was typed, with --page set to page:
+// what the person runs for another page.
+func pageCommand(cmd *cobra.Command, args []string, page int) string {
+	words := []string{cmd.CommandPath()}
+	for _, a := range args {
+		words = append(words, shellWord(a))
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "page", "all", "refresh":
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				words = append(words, "--"+f.Name, shellWord(v))
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			words = append(words, "--"+f.Name)
+			return
+		}
+		words = append(words, "--"+f.Name, shellWord(f.Value.String()))
+	})
+	return strings.Join(append(words, "--page", fmt.Sprint(page)), " ")
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./@:,+=%", r) || r > 0x7f)
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"io"
 
 	"github.com/cgcat/cgcat/local/config"
@@ -20,39 +20,65 @@ func newResolveCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resolve ID",
 		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
-		Args:  cobra.ExactArgs(1),
+		Long: "Show the current path and state of a project id (cg_ followed by 16 letters and digits) from an earlier answer, " +
+			"an old session or a GBrain card. `cgcat projects` shows the ids. The exit status is 0 when the project is " +
+			"there, 3 when the id is unknown, its project is missing or moved, not shared with this configuration, or " +
+			"changed since --expect-revision.",
+		Args: resolveArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResolve(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "fail with record_changed unless the record is at this revision")
+	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "answer record_changed unless the record is at this revision")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the exact envelope the tool returns")
 	return cmd
 }
 
+// resolveArgs: exactly one id.
+func resolveArgs(_ *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("ID is missing: name the project id to resolve, like `cgcat resolve cg_…` (`cgcat projects` shows the ids)")
+	case len(args) > 1:
+		return usagef("resolve takes one ID, got %d arguments; resolve one id at a time", len(args))
+	}
+	return nil
+}
+
 func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id string, out, errOut io.Writer) error {
+	if o.expect < 0 {
+		return usagef("--expect-revision must be at least 1, got %d", o.expect)
+	}
+	a := server.ResolveArgs{ProjectID: id, ExpectedRecordRevision: uint64(o.expect)}
+	if err := a.Validate(); err != nil {
+		return flagError(err)
+	}
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
 	}
 	warn(errOut, cfg)
-	if o.expect < 0 {
-		return &exitError{code: 2, err: fmt.Errorf("--expect-revision must be at least 1, got %d", o.expect)}
-	}
-	a := server.ResolveArgs{ProjectID: id, ExpectedRecordRevision: uint64(o.expect)}
-	if err := a.Validate(); err != nil {
-		return &exitError{code: 2, err: flagError(err)}
-	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
+	f := newCLIFrontend(config.Fixed(cfg), errOut)
 	e, err := f.Resolve(ctx, a)
 	if err != nil {
 		return err
 	}
-	if err := printEnvelope(out, e, o.json); err != nil {
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(e)
+	} else {
+		_, err = io.WriteString(out, renderResolve(e))
+	}
+	if err != nil {
 		return err
 	}
-	if e.Status != server.StatusOK {
-		return &exitError{code: 3}
+	switch e.Status {
+	case server.StatusOK:
+		return nil
+	case server.StatusSetupRequired:
+		return &exitError{code: exitFailure}
 	}
-	return nil
+	return &exitError{code: exitNotFound}
 }

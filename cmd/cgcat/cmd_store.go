@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -12,18 +13,21 @@ import (
 
 func newStoreCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "store", Short: "Maintain the catalog store"}
-	cmd.AddCommand(&cobra.Command{
+	asJSON := false
+	recoverCmd := &cobra.Command{
 		Use:   "recover",
 		Short: "Rebuild a damaged catalog store from what is readable",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStoreRecover(cmd.Context(), g, cmd.OutOrStdout())
+			return runStoreRecover(cmd.Context(), g, asJSON, cmd.OutOrStdout())
 		},
-	})
+	}
+	recoverCmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.AddCommand(recoverCmd)
 	return cmd
 }
 
-func runStoreRecover(ctx context.Context, g *globalOptions, out io.Writer) error {
+func runStoreRecover(ctx context.Context, g *globalOptions, asJSON bool, out io.Writer) error {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return err
@@ -31,6 +35,11 @@ func runStoreRecover(ctx context.Context, g *globalOptions, out io.Writer) error
 	rep, err := store.Recover(ctx, cfg.DataDir)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
 	}
 	fmt.Fprintf(out, "recovered %s: %d records kept with their ids (%d from the database, %d from the published catalog), %d dropped\n",
 		local.Printable(cfg.DataDir), rep.Records, rep.FromDatabase, rep.FromViews, rep.Dropped)

@@ -6,12 +6,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // Set by the build (-ldflags "-X main.version=...").
@@ -33,6 +36,25 @@ func main() {
 	os.Exit(code)
 }
 
+// Exit statuses: one table for every command, printed by `cgcat --help`
+// (exitStatusHelp) and in the README.
+const (
+	exitOK       = 0 // done; a search that matches nothing is done too
+	exitFailure  = 1 // an error, or not set up yet; doctor: something is broken
+	exitUsage    = 2 // how the command was called: see usagef
+	exitNotFound = 3 // the project id named is unknown, missing or not available
+)
+
+// exitStatusHelp is the exit-status table as `--help` shows it.
+const exitStatusHelp = `Exit status (every command):
+  0  done (a search that matches nothing is done too: the answer says so)
+  1  failed: an error, or cgcat is not set up yet (no config file or no roots);
+     doctor: something is broken
+  2  usage: an unknown command or flag, a bad flag value, a missing or extra
+     argument, or a value cgcat refuses to write (config init --root ~/code)
+  3  not found: the project id you named is unknown, missing (moved or
+     deleted), not shared with this configuration, or changed (resolve, forget)`
+
 // exitError carries a specific exit code (e.g. doctor's "something is broken").
 type exitError struct {
 	code int
@@ -46,20 +68,70 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
+func (e *exitError) Unwrap() error { return e.err }
+
+// usagef is a mistake in how a command was called (exit status 2): the
+// message names what is wrong (the flag or argument first) and what to
+// type instead; run adds where the command's usage is.
+func usagef(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	root := newRootCommand(in, out, errOut)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
+	code, msg := exitFailure, err.Error()
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(errOut, "cgcat:", ee.err)
+		code, msg = ee.code, ""
+		if ee.err != nil {
+			msg = ee.err.Error()
 		}
-		return ee.code
 	}
-	fmt.Fprintln(errOut, "cgcat:", err)
-	return 1
+	if msg == "" {
+		return code
+	}
+	if wantsJSON(cmd, args) {
+		// A --json caller reads stdout: the failure is one JSON object there.
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(jsonError{Error: msg, ExitCode: code})
+		return code
+	}
+	fmt.Fprintln(errOut, "cgcat:", msg)
+	if code == exitUsage && cmd != nil {
+		fmt.Fprintf(errOut, "Run `%s --help` for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// jsonError is what a command called with --json prints when it fails.
+type jsonError struct {
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// wantsJSON reports whether the command that failed was called with --json
+// (also when the flags did not parse: then the arguments say so).
+func wantsJSON(cmd *cobra.Command, args []string) bool {
+	if cmd == nil || cmd.Flags().Lookup("json") == nil {
+		return false
+	}
+	if f := cmd.Flags().Lookup("json"); f.Changed {
+		return f.Value.String() == "true"
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // globalOptions are the flags every command takes.
@@ -32,10 +35,13 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cgcat",
 		Short:         "Find local CodeGraph-indexed projects and hand their paths to coding agents",
-		Long:          "cgcat discovers the projects on this machine that CodeGraph has indexed (a directory whose own .codegraph/ holds codegraph.db), keeps a catalog of them, and serves it to Codex, OpenCode and other MCP hosts with two tools: local_codegraph_projects and local_codegraph_resolve.",
+		Long:          "cgcat discovers the projects on this machine that CodeGraph has indexed (a directory whose own .codegraph/ holds codegraph.db), keeps a catalog of them, and serves it to Codex, OpenCode and other MCP hosts with two tools: local_codegraph_projects and local_codegraph_resolve.\n\n" + exitStatusHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       fmt.Sprintf("%s (commit %s, built %s)", version, commit, date),
+		Version:       currentBuild().oneLine(),
+		// Without a command: the help. An unknown command is a usage error
+		// (polishCommands gives the root subcommandArgs).
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetIn(in)
 	root.SetOut(out)
@@ -59,8 +65,188 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		newInstructionsCommand(g),
 		newDoctorCommand(g),
 		newVersionCommand(),
+		newCompletionCommand(g),
 	)
+	root.SetFlagErrorFunc(flagUsageError)
+	root.SetUsageTemplate(root.UsageTemplate() + "\nExit status: 0 done, 1 failed, 2 usage error, 3 not found (`cgcat --help` says more).\n")
+	polishCommands(root)
+	addCompletions(root, g)
 	return root
+}
+
+// polishCommands gives every command the CLI's own usage errors: a command
+// with subcommands refuses an unknown one (cobra would print the help and
+// exit 0), and a wrong number of arguments is said in cgcat's words, with
+// the exit status 2 (cobra says "accepts 1 arg(s), received 0").
+func polishCommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		polishCommands(c)
+	}
+	if cmd.HasSubCommands() {
+		cmd.Args = subcommandArgs
+		if cmd.RunE == nil && cmd.Run == nil {
+			cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		}
+		return
+	}
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err // already in our words
+				}
+				return argCountError(c, args)
+			}
+			return nil
+		}
+	}
+}
+
+// subcommandArgs refuses an unknown subcommand, naming the known ones.
+func subcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	hint := ""
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return usagef("unknown command %q for `%s`%s; the commands are: %s", local.Printable(args[0]), cmd.CommandPath(), hint, strings.Join(names, ", "))
+}
+
+// argCountError words a wrong number of arguments from the command's Use
+// line ("install codex|opencode|claude|gemini": the argument is
+// codex|opencode|claude|gemini).
+func argCountError(cmd *cobra.Command, args []string) error {
+	want := positionals(cmd.Use)
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(local.Printable(a))
+	}
+	switch {
+	case want == "":
+		return usagef("`%s` takes no arguments, got %s", cmd.CommandPath(), strings.Join(quoted, " "))
+	case len(args) == 0:
+		return usagef("`%s` needs %s", cmd.CommandPath(), want)
+	}
+	return usagef("`%s` takes %s, got %d arguments: %s", cmd.CommandPath(), want, len(args), strings.Join(quoted, " "))
+}
+
+// positionals is the argument part of a Use line: the words after the
+// command name that are neither flags nor their values.
+func positionals(use string) string {
+	words := strings.Fields(use)
+	var out []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "[-") || w == "[flags]":
+			// an optional flag, maybe with a value word: skip to its "]"
+			for !strings.HasSuffix(words[i], "]") && i+1 < len(words) {
+				i++
+			}
+		case strings.HasPrefix(w, "-"):
+			i++ // a flag and its value
+		default:
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// flagUsageError words pflag's errors ("invalid argument \"abc\" for
+// \"--limit\" flag: strconv.ParseInt: parsing \"abc\": invalid syntax") as
+// usage errors in the CLI's own words.
+func flagUsageError(cmd *cobra.Command, err error) error {
+	var (
+		invalid  *pflag.InvalidValueError
+		required *pflag.ValueRequiredError
+		unknown  *pflag.NotExistError
+		syntax   *pflag.InvalidSyntaxError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		return usagef("--%s %s is not %s: --%s is %s", f.Name, strconv.Quote(local.Printable(invalid.GetValue())), valueKind(f), f.Name, f.Usage)
+	case errors.As(err, &required):
+		f := required.GetFlag()
+		return usagef("--%s needs a value (%s)", f.Name, f.Usage)
+	case errors.As(err, &unknown):
+		name := unknown.GetSpecifiedName()
+		if sh := unknown.GetSpecifiedShortnames(); sh != "" {
+			if sh == name[:1] {
+				return usagef("unknown flag -%s for `%s`", local.Printable(sh), cmd.CommandPath())
+			}
+			return usagef("unknown flag -%s in -%s for `%s`", local.Printable(name[:1]), local.Printable(sh), cmd.CommandPath())
+		}
+		hint := ""
+		if s := closestFlag(cmd, name); s != "" {
+			hint = fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+		return usagef("unknown flag --%s for `%s`%s", local.Printable(name), cmd.CommandPath(), hint)
+	case errors.As(err, &syntax):
+		return usagef("%s is not a flag; write --name or --name=value", strconv.Quote(local.Printable(syntax.GetSpecifiedFlag())))
+	}
+	return usagef("%s", local.Printable(err.Error()))
+}
+
+// valueKind says what a flag's value must be.
+func valueKind(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "int", "int64", "int32", "uint", "uint64", "uint32":
+		return "a whole number"
+	case "bool":
+		return "true or false"
+	case "duration":
+		return "a duration such as 30s or 720h"
+	}
+	return "a valid " + f.Value.Type()
+}
+
+// closestFlag is the flag of cmd nearest to a mistyped name ("" if none
+// is close).
+func closestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(name, f.Name); d < bestD || d == bestD && f.Name < best {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance (enough for a typo).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // loadConfig finds the config: --root flags make an ad-hoc one; else
@@ -156,8 +342,20 @@ func openCatalog(ctx context.Context, cfg *config.Config, live *config.Live, log
 // recall is GBrain recall (nil when GBrain is off); codegraphServer names
 // the host's CodeGraph server in handoffs ("" for the default).
 func newFrontend(live *config.Live, workspace string, log *slog.Logger, recall local.Recall, codegraphServer string) *server.Frontend {
+	return newFrontendFor(server.FaceAgent, live, workspace, log, recall, codegraphServer)
+}
+
+// newCLIFrontend is the frontend of the CLI twins (`cgcat projects`,
+// `cgcat resolve`, completion): the same answers, with messages that name
+// cgcat's commands instead of the tools.
+func newCLIFrontend(live *config.Live, errOut io.Writer) *server.Frontend {
+	return newFrontendFor(server.FaceCLI, live, "", newLogger(errOut), nil, "")
+}
+
+func newFrontendFor(face server.Face, live *config.Live, workspace string, log *slog.Logger, recall local.Recall, codegraphServer string) *server.Frontend {
 	cfg, _ := live.Current()
 	opt := server.Options{
+		Face:            face,
 		Config:          live,
 		Workspace:       workspace,
 		Log:             log,

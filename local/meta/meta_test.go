@@ -396,8 +396,17 @@ func TestReadHint(t *testing.T) {
 				t.Errorf("metadata carries %q: %s", bad, b)
 			}
 		}
-		if m.Name != "safe" || len(m.Problems) != 0 {
-			t.Errorf("name %q, problems %q", m.Name, m.Problems)
+		// They are reported by name (never by value): an unknown key is
+		// most often a typo.
+		known := " (known keys: name, aliases, description, tags, related)"
+		want := []string{
+			`codegraph/project.json: unknown key "commands"` + known,
+			`codegraph/project.json: unknown key "handoff"` + known,
+			`codegraph/project.json: unknown key "projectPath"` + known,
+			"codegraph/project.json: 2 more unknown keys",
+		}
+		if m.Name != "safe" || !reflect.DeepEqual(m.Problems, want) {
+			t.Errorf("name %q, problems %q, want %q", m.Name, m.Problems, want)
 		}
 	})
 	for _, tt := range []struct {

@@ -244,7 +244,7 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		cs = append(cs, c)
 	}
 	if len(hints) > 0 {
-		c := Warnf("fix the JSON of each file (README: \"The hint file\"); it is ignored until then", "%d project hint file(s) could not be read", len(hints))
+		c := Warnf("fix each file (README: \"The hint file\"): a file that does not parse is ignored until then, an unknown key is ignored", "%d problem(s) in project hint files", len(hints))
 		c.Notes = append(c.Notes, hints[:min(len(hints), 10)]...)
 		cs = append(cs, c)
 	}
