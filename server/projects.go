@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -381,12 +382,23 @@ func (f *Frontend) selfProject(c *call, ws string) *local.Project {
 	if err != nil {
 		canon = ws
 	}
+	// The innermost project holding the workspace that this view may see:
+	// walk up from the workspace, one lookup per folder.
 	var self *local.Project
-	for _, id := range f.plainListing(c, "").ids {
-		p := c.cat.Get(id)
-		if p != nil && pathid.Within(p.Root, canon) && (self == nil || len(p.Root) > len(self.Root)) {
-			self = p
+	for d := canon; ; {
+		p := c.cat.Containing(d)
+		if p == nil {
+			break
 		}
+		if c.cat.Visible(p.ID, c.pol) {
+			self = p
+			break
+		}
+		parent := filepath.Dir(p.Root)
+		if parent == p.Root {
+			break
+		}
+		d = parent
 	}
 	if c.cat.Revision() == rev {
 		f.plainMu.Lock()

@@ -35,6 +35,7 @@ type Catalog struct {
 	storeID  string
 	seq, rev uint64
 	projects map[string]*local.Project
+	byRoot   map[string]string // pathid.Key(root) → id
 	index    *search.Index
 	state    local.ScanState
 	gbrain   local.GBrainContact
@@ -58,7 +59,7 @@ type Catalog struct {
 // Load follows the published catalog of st's data dir. Nothing published
 // yet is not an error: the catalog is empty until a writer publishes.
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New(),
+	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
 	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
@@ -159,6 +160,7 @@ func (c *Catalog) apply(u view.Update) {
 	if full {
 		s := u.Snapshot
 		c.projects = make(map[string]*local.Project, len(s.Records))
+		c.byRoot = make(map[string]string, len(s.Records))
 		c.cards, c.byProject = make(map[string]*local.Card, len(s.Cards)), map[string][]string{}
 		c.allowed, c.rootKeys = nil, nil
 		c.storeID, c.seq, c.rev, c.state, c.gbrain = s.StoreID, s.Seq, s.Revision, s.State, s.GBrain
@@ -174,11 +176,15 @@ func (c *Catalog) apply(u view.Update) {
 	c.cardIndex = cx
 	for _, p := range changed {
 		c.projects[p.ID] = p
+		c.byRoot[pathid.Key(p.Root)] = p.ID
 		for _, m := range c.allowed {
 			delete(m, p.ID)
 		}
 	}
 	for _, id := range deleted {
+		if p := c.projects[id]; p != nil && c.byRoot[pathid.Key(p.Root)] == id {
+			delete(c.byRoot, pathid.Key(p.Root))
+		}
 		delete(c.projects, id)
 		for _, m := range c.allowed {
 			delete(m, id)
@@ -346,6 +352,24 @@ func (c *Catalog) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.projects)
+}
+
+// Containing returns the innermost record whose root holds path (path
+// itself or an ancestor), or nil: one map lookup per path segment.
+func (c *Catalog) Containing(path string) *local.Project {
+	for d := filepath.Clean(path); ; {
+		c.mu.RLock()
+		id := c.byRoot[pathid.Key(d)]
+		c.mu.RUnlock()
+		if id != "" {
+			return c.Get(id)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil
+		}
+		d = parent
+	}
 }
 
 // Present reports whether the record with id was present when last seen.
