@@ -1,6 +1,7 @@
 package gbrain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -172,6 +173,11 @@ type Options struct {
 	// ClientName and ClientVersion are sent in initialize; default "cgcat"
 	// and "dev".
 	ClientName, ClientVersion string
+	// OnStderr, when set, is called with every line a stdio child writes to
+	// stderr, as soon as it is written (a command-line user sees what GBrain
+	// says while it starts, e.g. that its brain is held by another
+	// process). It must not block.
+	OnStderr func(line string)
 }
 
 // ServerInfo is what GBrain said in its initialize answer.
@@ -254,6 +260,7 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	c := &Client{conn: conn, opts: opts, log: logger}
 	if conn.Command != "" {
 		c.stderr = newTailBuffer(StderrTailSize)
+		c.stderr.onLine = opts.OnStderr
 		env := childEnv(conn, opts)
 		c.tr = transport.NewStdioWithOptions(conn.Command, nil, conn.Args,
 			transport.WithCommandLogger(logger),
@@ -508,11 +515,14 @@ func notSent(err error) bool {
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
-// tailBuffer keeps the last n bytes written to it.
+// tailBuffer keeps the last n bytes written to it, and hands every
+// complete line to onLine when set.
 type tailBuffer struct {
-	mu  sync.Mutex
-	n   int
-	buf []byte
+	mu      sync.Mutex
+	n       int
+	buf     []byte
+	onLine  func(string)
+	partial []byte
 }
 
 func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
@@ -523,6 +533,23 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.n; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	if t.onLine != nil {
+		t.partial = append(t.partial, p...)
+		for {
+			i := bytes.IndexByte(t.partial, '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.ToValidUTF8(strings.TrimRight(string(t.partial[:i]), "\r"), "")
+			t.partial = t.partial[i+1:]
+			if strings.TrimSpace(line) != "" {
+				t.onLine(line)
+			}
+		}
+		if len(t.partial) > t.n { // a line without end: keep its tail only
+			t.partial = t.partial[len(t.partial)-t.n:]
+		}
 	}
 	return len(p), nil
 }
