@@ -97,9 +97,9 @@ type Projector struct {
 	// Policy, when set, gives the sharing view in force now (a serve
 	// following its config file); else the policy given to NewProjector.
 	Policy func() catalog.Policy
-	set  Settings
-	conn *Conn
-	log  *slog.Logger
+	set    Settings
+	conn   *Conn
+	log    *slog.Logger
 
 	// Progress, when set, is called after every row.
 	Progress func(Progress)
