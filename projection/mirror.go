@@ -62,7 +62,11 @@ type MirrorReport struct {
 	Duration string `json:"duration"`
 }
 
-const keyMirror = "projmeta/mirror" // MirrorReport of the last refresh
+const (
+	keyMirror       = "projmeta/mirror"      // MirrorReport of the last refresh
+	keyUndecodable  = "projmeta/undecodable" // slug → updated_at of pages under our prefix that are no card
+	maxUndecodables = 10000                  // remembered at most (beyond: read again)
+)
 
 // RefreshMirror brings the mirror up to date with GBrain: one listing, the
 // reads of changed pages (bounded by o), and one fenced store batch. It
@@ -83,11 +87,15 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 
 	// What the store knows: the mirror, and this machine's writes.
 	mirror := map[string]*local.Card{}
-	states := map[string]*State{} // by slug
+	undecodable := map[string]string{} // as of the last refresh
+	states := map[string]*State{}      // by slug
 	fromRecord := map[string]*local.Card{}
 	err = p.st.View(ctx, func(r *store.Reader) error {
 		if err := r.Cards(func(c *local.Card) error { mirror[c.Slug] = c; return nil }); err != nil {
 			return err
+		}
+		if v, ok, _ := r.Get(keyUndecodable); ok {
+			_ = json.Unmarshal(v, &undecodable)
 		}
 		if err := r.Scan(prefixState, func(k string, v []byte) bool {
 			var s State
@@ -133,6 +141,7 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 
 	var puts []*local.Card
 	var dels []string
+	stillUndecodable := map[string]string{}
 	var ferr error // GBrain failed mid-way: keep what was read, delete nothing
 	readStart := time.Now()
 	slugs := make([]string, 0, len(refs))
@@ -153,6 +162,11 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 		if lc := fromRecord[slug]; lc != nil {
 			rep.FromRecord++
 			puts = append(puts, lc)
+			continue
+		}
+		if at, ok := undecodable[slug]; ok && at == string(ref.UpdatedAt) && at != "" {
+			rep.Undecodable++
+			stillUndecodable[slug] = at
 			continue
 		}
 		if (o.MaxReads > 0 && rep.Read >= o.MaxReads) || (o.Budget > 0 && time.Since(readStart) > o.Budget) {
@@ -187,6 +201,9 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 		lc, ok := p.judge(slug, page, states[slug])
 		if !ok {
 			rep.Undecodable++
+			if len(stillUndecodable) < maxUndecodables {
+				stillUndecodable[slug] = string(page.UpdatedAt)
+			}
 			if mirror[slug] != nil {
 				dels = append(dels, slug)
 			}
@@ -206,6 +223,7 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 	}
 	rep.Written, rep.Deleted = len(puts), len(dels)
 	v, _ := json.Marshal(rep)
+	uv, _ := json.Marshal(stillUndecodable)
 	err = p.commit(ctx, func(tx *store.Tx) error {
 		for _, c := range puts {
 			if err := tx.PutCard(c); err != nil {
@@ -216,6 +234,7 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 			tx.DeleteCard(slug)
 		}
 		tx.Put(keyMirror, v)
+		tx.Put(keyUndecodable, uv)
 		return nil
 	})
 	if ferr != nil {
