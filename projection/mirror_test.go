@@ -83,18 +83,26 @@ func TestMirrorRefreshIsIncrementalAndJudgesEdits(t *testing.T) {
 	e.fake.Put(t, testSource, e.slug(edited.ID), strings.Replace(content, "widget service number 1", "a person's better words", 1))
 	e.fake.Put(t, testSource, e.slug("cg_cccccccccccccccc"), "---\ntype: note\ntitle: scratch\ntags: [cgcat-card]\n---\n\nnotes\n")
 	e.fake.Put(t, testSource, "people/alice", "---\ntype: person\ntitle: Alice\ntags: [cgcat-card]\n---\n\nhi\n")
+	// Another machine's card that a person edited in GBrain (the words in
+	// its frontmatter no longer match its body).
+	e.fake.Put(t, testSource, e.slug("cg_gggggggggggggggg"), strings.Replace(
+		otherCard(t, "cg_gggggggggggggggg", "m_other", "nebula", "the nebula renderer", false),
+		`description: "the nebula renderer"`, `description: "the nebula renderer, rewritten by hand"`, 1))
 
 	e.fake.ResetCalls(t)
 	rep := e.refresh(p)
-	if rep.Listed != 6 || rep.Kept != 2 || rep.Read != 4 || rep.Edited != 1 || rep.Undecodable != 1 || rep.Written != 3 || rep.Deleted != 0 {
+	if rep.Listed != 7 || rep.Kept != 2 || rep.Read != 5 || rep.Edited != 2 || rep.Undecodable != 1 || rep.Written != 4 || rep.Deleted != 0 {
 		t.Fatalf("refresh: %+v", rep)
 	}
-	if c := e.fake.Calls(t); c["get_page"] != 4 || c["put_page"] != 0 || c["delete_page"] != 0 {
+	if c := e.fake.Calls(t); c["get_page"] != 5 || c["put_page"] != 0 || c["delete_page"] != 0 {
 		t.Fatalf("a refresh only reads changed pages: %v", c)
 	}
 	m = e.mirror()
-	if len(m) != 5 {
+	if len(m) != 6 {
 		t.Fatalf("mirror rows: %d", len(m))
+	}
+	if nb := m[e.slug("cg_gggggggggggggggg")]; nb == nil || !nb.Edited || nb.Description != "the nebula renderer, rewritten by hand" {
+		t.Fatalf("another machine's card edited by a person: %+v", nb)
 	}
 	q := m[e.slug("cg_aaaaaaaaaaaaaaaa")]
 	if q == nil || q.MachineID != "m_other" || q.Edited || q.Description != "the quasar ingest service" || q.RootKey == "" {
@@ -123,7 +131,7 @@ func TestMirrorRefreshIsIncrementalAndJudgesEdits(t *testing.T) {
 
 	// Nothing changed: a refresh lists and reads nothing.
 	e.fake.ResetCalls(t)
-	if rep := e.refresh(p); rep.Read != 0 || rep.Written != 0 || rep.Kept != 5 {
+	if rep := e.refresh(p); rep.Read != 0 || rep.Written != 0 || rep.Kept != 6 {
 		t.Fatalf("an idle refresh: %+v", rep)
 	}
 	if c := e.fake.Calls(t); c["get_page"] != 0 {
@@ -153,7 +161,7 @@ func TestMirrorRefreshIsIncrementalAndJudgesEdits(t *testing.T) {
 	}
 	e.fake.ResetCalls(t)
 	rep = e.refresh(p)
-	if rep.FromRecord != 2 || rep.Read != 2 || len(e.mirror()) != 4 {
+	if rep.FromRecord != 2 || rep.Read != 3 || len(e.mirror()) != 5 {
 		t.Fatalf("rebuilt mirror: %+v (%d rows)", rep, len(e.mirror()))
 	}
 }
@@ -328,7 +336,8 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 		before[r.Meta.Name] = r.ID
 	}
 	// A metadata change after the last write, so that one card is stale
-	// (its record_revision is behind) when the catalog is lost.
+	// (older words than the project has) when the catalog is lost.
+	writePkg(t, e.record("pkg-0001").Root, "pkg-0001", "words written after the last sync")
 	p.Release()
 	e.conn.Close()
 
@@ -369,8 +378,11 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 		t.Fatalf("ids kept after a deleted catalog: %d of %d", kept, n)
 	}
 	rep := e.drain(p)
-	if rep.Conflicts != 0 || rep.Rows != n {
+	if rep.Conflicts != 0 || rep.Rows != n || rep.Written != 1 {
 		t.Fatalf("drain after the lost catalog: %+v", rep)
+	}
+	if c := e.fake.Content(t, testSource, e.slug(before["pkg-0001"])); !strings.Contains(c, "words written after the last sync") {
+		t.Fatalf("the stale card of this machine was not updated:\n%s", c)
 	}
 	if got := e.listed(); len(got) != n {
 		t.Fatalf("duplicate cards after a lost catalog: %d cards for %d projects", len(got), n)
