@@ -138,6 +138,24 @@ func (k *Conn) Dials() int {
 	return k.dials
 }
 
+// HTTP reports whether this is an HTTP connection (cheap to keep open; a
+// stdio child may hold a PGLite brain that admits one process).
+func (k *Conn) HTTP() bool { return k.conn.HTTP() }
+
+// Drop closes the live client, if any, and keeps the Conn usable: the next
+// Client dials again. It is how a short connection ends after a round.
+func (k *Conn) Drop() {
+	k.dialMu.Lock()
+	defer k.dialMu.Unlock()
+	k.mu.Lock()
+	c := k.c
+	k.c = nil
+	k.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
 // Close ends the connection (the child's stdin first, see gbrain.Client.Close).
 // Later calls to Client fail.
 func (k *Conn) Close() error {

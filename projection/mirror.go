@@ -270,7 +270,11 @@ func localCard(slug string, c gbrain.Card) *local.Card {
 // uses, bounded) and marked edited; one that names no project and machine
 // is refused (ok false).
 func (p *Projector) judge(slug string, page *gbrain.Page, st *State) (*local.Card, bool) {
-	id := strings.TrimPrefix(slug, p.set.SlugPrefix+"/")
+	return judgeCard(p.set, slug, page, st)
+}
+
+func judgeCard(set Settings, slug string, page *gbrain.Page, st *State) (*local.Card, bool) {
+	id := strings.TrimPrefix(slug, set.SlugPrefix+"/")
 	c, err := gbrain.Decode(page.Content)
 	if err == nil {
 		if c.ProjectID != id {
@@ -278,7 +282,7 @@ func (p *Projector) judge(slug string, page *gbrain.Page, st *State) (*local.Car
 		}
 		lc := localCard(slug, c)
 		lc.UpdatedAt = string(page.UpdatedAt)
-		if c.MachineID == p.set.MachineID && st != nil && st.PageHash != 0 && st.Slug == slug {
+		if c.MachineID == set.MachineID && st != nil && st.PageHash != 0 && st.Slug == slug {
 			lc.Edited = gbrain.ContentHash(page.Content) != st.PageHash
 		} else {
 			lc.Edited = !canonical(page, c)

@@ -15,6 +15,34 @@ import (
 	"github.com/cgcat/cgcat/local/store"
 )
 
+// loseCatalog deletes everything in the data dir but the identity file
+// and opens the fresh store (new connection and settings too).
+func (e *env) loseCatalog() {
+	e.t.Helper()
+	ents, err := os.ReadDir(e.cfg.DataDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, de := range ents {
+		if de.Name() != filepath.Base(store.IdentityFile(e.cfg.DataDir)) {
+			if err := os.RemoveAll(filepath.Join(e.cfg.DataDir, de.Name())); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	st, err := store.Open(e.ctx, e.cfg.DataDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.st = st
+	if len(e.records()) != 0 {
+		e.t.Fatal("the catalog was not lost")
+	}
+	e.conn = NewConnWith(e.fake.Connection(), e.conn.opts)
+	e.t.Cleanup(func() { e.conn.Close() })
+	e.set = SettingsFrom(e.cfg, st)
+}
+
 // mirror returns the mirrored cards by slug.
 func (e *env) mirror() map[string]*local.Card {
 	e.t.Helper()
@@ -341,28 +369,7 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 	p.Release()
 	e.conn.Close()
 
-	ents, err := os.ReadDir(e.cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, de := range ents {
-		if de.Name() != filepath.Base(store.IdentityFile(e.cfg.DataDir)) {
-			if err := os.RemoveAll(filepath.Join(e.cfg.DataDir, de.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	st, err := store.Open(e.ctx, e.cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.st = st
-	if len(e.records()) != 0 {
-		t.Fatal("the catalog was not lost")
-	}
-	e.conn = NewConnWith(e.fake.Connection(), e.conn.opts)
-	t.Cleanup(func() { e.conn.Close() })
-	e.set = SettingsFrom(e.cfg, st)
+	e.loseCatalog()
 	p = e.projector()
 	if rep := e.refresh(p); rep.Listed != n || rep.Read != n || rep.Edited != 0 {
 		t.Fatalf("the first refresh of a fresh store: %+v", rep)
@@ -391,7 +398,7 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 	id := before["pkg-0002"]
 	c := e.fake.Content(t, testSource, e.slug(id))
 	e.fake.Put(t, testSource, e.slug(id), strings.Replace(c, "widget service number 2", "hand edited", 1))
-	if err := st.Update(e.ctx, func(tx *store.Tx) error { deleteState(tx, id); tx.EnqueueCard(id, 1, false); return nil }); err != nil {
+	if err := e.st.Update(e.ctx, func(tx *store.Tx) error { deleteState(tx, id); tx.EnqueueCard(id, 1, false); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if rep := e.drain(p); rep.Conflicts != 1 {
