@@ -521,6 +521,25 @@ func firstNonEmpty(xs ...string) string {
 	return ""
 }
 
+// BrainIdentity is GBrain's get_brain_identity answer: what it tells of
+// the brain it serves (not its id: GBrain names no brain over MCP).
+type BrainIdentity struct {
+	Version    string `json:"version"`
+	Engine     string `json:"engine"` // "pglite" or "postgres"
+	PageCount  int    `json:"page_count"`
+	ChunkCount int    `json:"chunk_count"`
+}
+
+// BrainIdentity asks GBrain about the brain it serves (version, engine,
+// counts). Errors as for Whoami; an older GBrain answers unknown_tool.
+func (c *Client) BrainIdentity(ctx context.Context) (*BrainIdentity, error) {
+	var bi BrainIdentity
+	if err := c.call(ctx, "get_brain_identity", map[string]any{}, false, &bi); err != nil {
+		return nil, err
+	}
+	return &bi, nil
+}
+
 // SourcesList returns the registered sources GBrain shows this connection
 // (it may confine the list to the caller's scope).
 func (c *Client) SourcesList(ctx context.Context) ([]Source, error) {

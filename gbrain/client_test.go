@@ -605,3 +605,28 @@ func TestOnStderrStreamsTheChildsLines(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// The expected brain is pinned for a stdio child (GBRAIN_BRAIN_ID, as the
+// source is with GBRAIN_SOURCE): an inherited value never wins, and a brain
+// GBrain does not know stops the child with GBrain's own words.
+func TestExpectedBrainIsPinnedForAStdioChild(t *testing.T) {
+	t.Setenv("GBRAIN_BRAIN_ID", "inherited-mount")
+	f := gbraintest.New(t, src)
+	f.Dial(t, gbrain.Options{ExpectedSource: src, ExpectedBrain: "host"})
+	starts := f.Starts(t)
+	if len(starts) != 1 || starts[0].EnvBrain != "host" {
+		t.Fatalf("the child saw GBRAIN_BRAIN_ID %+v", starts)
+	}
+	_, err := gbrain.Dial(ctx, f.Connection(), gbrain.Options{ExpectedSource: src, ExpectedBrain: "work-notes", HandshakeTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), `Unknown brain: "work-notes"`) {
+		t.Fatalf("an unknown brain: %v", err)
+	}
+	_, err = gbrain.Dial(ctx, f.Connection(), gbrain.Options{ExpectedSource: src, ExpectedBrain: "Bad Brain"})
+	wantClass(t, err, gbrain.Definite)
+	conn := f.Connection()
+	conn.Env["GBRAIN_BRAIN_ID"] = "other"
+	_, err = gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: src, ExpectedBrain: "host"})
+	if err == nil || !strings.Contains(err.Error(), "conflicts with the expected brain") {
+		t.Fatalf("a conflicting env: %v", err)
+	}
+}

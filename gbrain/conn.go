@@ -162,6 +162,12 @@ type Options struct {
 	// [a-z0-9-]{1,32}. A stdio child gets GBRAIN_SOURCE set to it; every page
 	// read is checked against it; PutPage refuses to run without it.
 	ExpectedSource string
+	// ExpectedBrain is the GBrain brain id the cards live in ("host", the
+	// brain of ~/.gbrain, or a mount id). A stdio child gets GBRAIN_BRAIN_ID
+	// set to it, as GBrain resolves its brain from that variable before its
+	// working directory; "" leaves the child's choice alone. Over HTTP the
+	// server decides (GBrain does not tell which brain a token serves).
+	ExpectedBrain string
 	// HandshakeTimeout bounds start-up to the initialize answer; zero means
 	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
@@ -236,6 +242,12 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	}
 	if opts.ExpectedSource != "" && !ValidSourceID(opts.ExpectedSource) {
 		return nil, &DialError{Class: Definite, Err: fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)}
+	}
+	if opts.ExpectedBrain != "" && !ValidBrainID(opts.ExpectedBrain) {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: expected brain %q is not a GBrain brain id (\"host\" or a mount id of [a-z0-9-])", opts.ExpectedBrain)}
+	}
+	if v, ok := conn.Env["GBRAIN_BRAIN_ID"]; ok && opts.ExpectedBrain != "" && v != opts.ExpectedBrain {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_BRAIN_ID=%q conflicts with the expected brain %q", v, opts.ExpectedBrain)}
 	}
 	if v, ok := conn.Env["GBRAIN_SOURCE"]; ok && v != opts.ExpectedSource {
 		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_SOURCE=%q conflicts with the expected source %q", v, opts.ExpectedSource)}
@@ -380,19 +392,23 @@ func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError
 func childEnv(conn Connection, opts Options) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GBRAIN_SOURCE=") || strings.HasPrefix(kv, "GBRAIN_SKIP_STARTUP_HOOKS=") {
+		if strings.HasPrefix(kv, "GBRAIN_SOURCE=") || strings.HasPrefix(kv, "GBRAIN_SKIP_STARTUP_HOOKS=") ||
+			(opts.ExpectedBrain != "" && strings.HasPrefix(kv, "GBRAIN_BRAIN_ID=")) {
 			continue
 		}
 		env = append(env, kv)
 	}
 	for k, v := range conn.Env {
-		if k == "GBRAIN_SOURCE" || k == "GBRAIN_SKIP_STARTUP_HOOKS" {
+		if k == "GBRAIN_SOURCE" || k == "GBRAIN_SKIP_STARTUP_HOOKS" || (k == "GBRAIN_BRAIN_ID" && opts.ExpectedBrain != "") {
 			continue
 		}
 		env = append(env, k+"="+v)
 	}
 	if opts.ExpectedSource != "" {
 		env = append(env, "GBRAIN_SOURCE="+opts.ExpectedSource)
+	}
+	if opts.ExpectedBrain != "" {
+		env = append(env, "GBRAIN_BRAIN_ID="+opts.ExpectedBrain)
 	}
 	// The only network attempt GBrain makes at start-up is an update check.
 	env = append(env, "GBRAIN_SKIP_STARTUP_HOOKS=1")

@@ -56,7 +56,7 @@ func NewConn(cfg *config.Config, log *slog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewConnWith(conn, gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, Logger: log}), nil
+	return NewConnWith(conn, gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log}), nil
 }
 
 // NewConnWith prepares a connection from its parts.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
@@ -25,14 +26,23 @@ type CardLookup struct {
 	conn gbrain.Connection
 	opts gbrain.Options
 	set  Settings
-	// Live, when set, is tried first (the service's connection).
-	Live interface{ Current() *gbrain.Client }
+
+	mu   sync.Mutex
+	live interface{ Current() *gbrain.Client }
+}
+
+// UseLive makes the lookup try a live connection first (the service's,
+// while it has one) before dialing its own.
+func (l *CardLookup) UseLive(live interface{ Current() *gbrain.Client }) {
+	l.mu.Lock()
+	l.live = live
+	l.mu.Unlock()
 }
 
 var _ local.CardLookup = (*CardLookup)(nil)
 
 // NewCardLookup prepares the lookup for cfg (nil, nil when GBrain is off).
-func NewCardLookup(cfg *config.Config, st *store.Store, log *slog.Logger) (*CardLookup, error) {
+func NewCardLookup(cfg *config.Config, log *slog.Logger) (*CardLookup, error) {
 	if cfg == nil || !cfg.GBrain.Enabled {
 		return nil, nil
 	}
@@ -40,7 +50,8 @@ func NewCardLookup(cfg *config.Config, st *store.Store, log *slog.Logger) (*Card
 	if err != nil {
 		return nil, err
 	}
-	return &CardLookup{conn: conn, opts: gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, Logger: log}, set: SettingsFrom(cfg, st)}, nil
+	return &CardLookup{conn: conn, opts: gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log},
+		set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}}, nil
 }
 
 // LookupCard returns the card at slugPrefix/<projectID>, nil when GBrain
@@ -51,8 +62,11 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 		return nil, nil // no card can have this id
 	}
 	var c *gbrain.Client
-	if l.Live != nil {
-		c = l.Live.Current()
+	l.mu.Lock()
+	live := l.live
+	l.mu.Unlock()
+	if live != nil {
+		c = live.Current()
 	}
 	if c == nil {
 		opts := l.opts

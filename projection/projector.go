@@ -97,6 +97,8 @@ type Projector struct {
 	// Policy, when set, gives the sharing view in force now (a serve
 	// following its config file); else the policy given to NewProjector.
 	Policy func() catalog.Policy
+	// curPol is the policy of the drain (or plan) in progress.
+	curPol catalog.Policy
 	set    Settings
 	conn   *Conn
 	log    *slog.Logger
@@ -289,6 +291,7 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 		return rep, ErrNoLease
 	}
 	p.staged = nil
+	p.curPol = p.policy()
 	start := time.Now()
 	defer func() {
 		var last []func(tx *store.Tx) error
@@ -363,6 +366,7 @@ func (p *Projector) depth(ctx context.Context) int {
 // Plan says what a drain would do with every pending row, reading GBrain
 // but writing nothing anywhere (dry run). It needs no lease.
 func (p *Projector) Plan(ctx context.Context) ([]PlanItem, error) {
+	p.curPol = p.policy()
 	items, err := p.load(ctx)
 	if err != nil {
 		return nil, err
@@ -404,7 +408,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return p.retract(ctx, it, true, dry)
 	}
 	pi.Name = rec.Meta.Name
-	if !p.policy().AllowsRecord(rec) {
+	if !p.curPol.AllowsRecord(rec) {
 		// Policy decides: nothing about this project leaves the machine,
 		// and a card written before it was hidden is taken back.
 		return p.retract(ctx, it, false, dry)

@@ -160,6 +160,7 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	s.enabled = true
 	s.conn = NewConnWith(conn, gbrain.Options{
 		ExpectedSource:   cfg.GBrain.ExpectedSource,
+		ExpectedBrain:    cfg.GBrain.ExpectedBrain,
 		HandshakeTimeout: opt.HandshakeTimeout,
 		CallTimeout:      opt.CallTimeout,
 		Logger:           log,
@@ -185,6 +186,15 @@ func (s *Service) Recall() server.Recall {
 		return nil
 	}
 	return s.recall
+}
+
+// Live is the service's connection, for a CardLookup to use while it is
+// open (nil when GBrain is off).
+func (s *Service) Live() interface{ Current() *gbrain.Client } {
+	if s == nil || !s.enabled {
+		return nil
+	}
+	return s.conn
 }
 
 // MirrorReady is closed once discovery need not wait for the mirror: at

@@ -53,12 +53,15 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
+	logger := newLogger(errOut)
+	f := newFrontend(config.Fixed(cfg), "", logger, cliGBrain(cfg, logger), "")
 	if err := f.Ready(ctx); err != nil {
 		return err
 	}
 	if cfg.HasRoots() && f.Catalog().State().LastCompleted.IsZero() {
-		// The CLI has no background loop: finish discovery first, with progress.
+		// The CLI has no background loop: finish discovery first, with
+		// progress — after GBrain's cards of a fresh store are mirrored.
+		primeMirror(ctx, cfg, f.Catalog(), logger, errOut)
 		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
 			return err
 		}

@@ -43,7 +43,8 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err := a.Validate(); err != nil {
 		return &exitError{code: 2, err: flagError(err)}
 	}
-	f := newFrontend(config.Fixed(cfg), "", newLogger(errOut), nil, "")
+	logger := newLogger(errOut)
+	f := newFrontend(config.Fixed(cfg), "", logger, cliGBrain(cfg, logger), "")
 	e, err := f.Resolve(ctx, a)
 	if err != nil {
 		return err

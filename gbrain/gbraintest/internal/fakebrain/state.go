@@ -47,6 +47,7 @@ type Start struct {
 	PID       int      `json:"pid"`
 	Source    string   `json:"source"`     // the source the server resolved
 	EnvSource string   `json:"env_source"` // GBRAIN_SOURCE as received
+	EnvBrain  string   `json:"env_brain"`  // GBRAIN_BRAIN_ID as received
 	SkipHooks string   `json:"skip_hooks"` // GBRAIN_SKIP_STARTUP_HOOKS as received
 	Cwd       string   `json:"cwd"`
 	Args      []string `json:"args"`
