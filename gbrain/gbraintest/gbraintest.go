@@ -183,6 +183,16 @@ func (f *Fake) Page(t testing.TB, source, slug string) *Page {
 	return st.Find(source, slug)
 }
 
+// Pages returns every stored page, deleted or not.
+func (f *Fake) Pages(t testing.TB) []*Page {
+	t.Helper()
+	st, err := fakebrain.Read(f.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Pages
+}
+
 // Content is the page's content as get_page would return it ("" if absent).
 func (f *Fake) Content(t testing.TB, source, slug string) string {
 	t.Helper()
