@@ -218,6 +218,21 @@ func (f *Fake) Put(t testing.TB, source, slug, content string) string {
 	return status
 }
 
+// PutMany writes many pages into source in one go, each with GBrain's
+// put_page semantics (seeding a big brain for benchmarks).
+func (f *Fake) PutMany(t testing.TB, source string, pages map[string]string) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error {
+		b := &fakebrain.Brain{Source: source, Registered: f.Sources}
+		for slug, content := range pages {
+			if _, err := b.Put(st, slug, content); err != nil {
+				return fmt.Errorf("put %s: %w", slug, err)
+			}
+		}
+		return nil
+	})
+}
+
 // Edit changes a stored page in place (nothing recomputed) — corruption
 // rather than an edit through GBrain.
 func (f *Fake) Edit(t testing.TB, source, slug string, fn func(*Page)) {

@@ -21,6 +21,8 @@
 //	GBRAIN_BRAIN_ID      the brain: "host" (or unset) is this state; any other
 //	                     id is an unknown mount, and the fake exits at start as
 //	                     GBrain does ("Unknown brain")
+//	GBRAIN_FAKE_MEMORY   1: load the state once and keep it in memory (benchmarks;
+//	                     see fakebrain.MemoryMode)
 //	GBRAIN_FAKE_FORCE_SOURCE  fault: serve this source whatever GBRAIN_SOURCE says
 //	                     (a server pinned to another source, as over HTTP)
 //
