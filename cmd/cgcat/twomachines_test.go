@@ -213,6 +213,9 @@ func runTwoMachines(t *testing.T, b sharedBrain, listCards func() int) twoMachin
 	if r.Status != server.StatusOK || len(r.Projects) != 1 || r.Projects[0].Availability != server.AvailabilityHistorical || r.Projects[0].MachineID != machineA || r.Projects[0].ProjectPath != nil {
 		t.Fatalf("B resolving A's id: %+v", r)
 	}
+	// B's serve ends (a host closed): the next `cgcat gbrain sync` on B
+	// holds the projector lease itself and refreshes the mirror.
+	c.Close()
 	// The CLI twin answers the same on B.
 	if tw := bm.envelope("resolve", idsA["quasar-ingest"]); tw.Projects[0].Availability != server.AvailabilityHistorical || tw.Projects[0].MachineID != machineA {
 		t.Fatalf("B's cgcat resolve of A's id: %+v", tw)
@@ -243,6 +246,29 @@ func runTwoMachines(t *testing.T, b sharedBrain, listCards func() int) twoMachin
 	fig.cards, fig.projects = listCards(), 4
 	if fig.idsKept != fig.ids || fig.cards != fig.projects {
 		t.Fatalf("after a lost catalog: %d of %d ids kept, %d cards for %d projects", fig.idsKept, fig.ids, fig.cards, fig.projects)
+	}
+
+	// A denies one of its projects after it was projected: A's next sync
+	// takes the card back (delete_page), and B stops finding it.
+	cfg, err := config.Load(a.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sharing.DenyRoots = []string{filepath.Join(a.root, "ui")}
+	raw, err := config.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, a.cfgPath, string(raw))
+	if out := a.must("gbrain", "sync"); !strings.Contains(out, "1 deleted from GBrain") {
+		t.Fatalf("A's sync after the deny:\n%s", out)
+	}
+	if n := listCards(); n != fig.projects-1 {
+		t.Fatalf("cards after the deny: %d", n)
+	}
+	bm.must("gbrain", "sync")
+	if e := bm.envelope("projects", "atlas dashboard"); len(e.Projects) != 0 {
+		t.Fatalf("B still finds A's denied project: %+v", e.Projects)
 	}
 	return fig
 }
