@@ -266,7 +266,9 @@ func TestGBrainSyncWithGBrainDownKeepsTheOutbox(t *testing.T) {
 	if code == 0 {
 		t.Fatal("sync with GBrain down must fail")
 	}
-	mustContain(t, errOut, "cannot reach GBrain", "2 cards wait in the outbox", "serve --http")
+	mustContain(t, errOut, "cannot reach GBrain", "2 cards wait in the outbox", "serve --http",
+		// What GBrain said, shown as it said it.
+		"gbrain: [gbrain] Error: GBrain's local database is already open")
 	s := e.status()
 	if s.Connected || s.Store.OutboxDepth != 2 || !strings.Contains(s.ConnectError, "already open") {
 		t.Fatalf("status with GBrain down: %+v", s)
@@ -428,4 +430,21 @@ func TestGBrainSyncWaitsForTheProjectorThatHoldsTheLease(t *testing.T) {
 	if got := e.cards(); len(got) != n {
 		t.Fatalf("cards: %d", len(got))
 	}
+}
+
+// A GBrain that waits in silence before it answers (its brain held by
+// another gbrain command) is explained after a few seconds, not waited on
+// without a word; the sync then goes on.
+func TestGBrainSyncExplainsASilentStart(t *testing.T) {
+	e := newGBEnv(t, 1)
+	e.fake.SetControl(t, gbraintest.Control{StartDelayMs: 1500})
+	old := cliSlowDial
+	cliSlowDial = 300 * time.Millisecond
+	t.Cleanup(func() { cliSlowDial = old })
+	out, errOut, code := e.sync(gbrainSyncOptions{})
+	if code != 0 {
+		t.Fatalf("sync: %d %s", code, errOut)
+	}
+	mustContain(t, errOut, "GBrain has not answered for 300ms; its brain may be held by another gbrain command")
+	mustContain(t, out, "gbrain sync: 1 written")
 }
