@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,9 +48,6 @@ func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// alive reports whether a process still runs.
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // The service projects and mirrors in short rounds: between them no GBrain
 // process of its own is left running (a PGLite brain is free), every round
