@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
@@ -13,6 +14,7 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/server"
 )
 
 // loseCatalog deletes everything in the data dir but the identity file
@@ -403,5 +405,60 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 	}
 	if rep := e.drain(p); rep.Conflicts != 1 {
 		t.Fatalf("an edited card of this machine after a lost catalog: %+v", rep)
+	}
+}
+
+// GBrain down after a refresh: answers keep the mirrored cards, with
+// gbrainState degraded; and a card of a project hidden here is never shown,
+// however its words match.
+func TestMirrorAnswersWithGBrainDownAndHidesHiddenProjects(t *testing.T) {
+	e := newEnv(t, 2, "p0001")
+	p := e.projector()
+	e.drain(p)
+	hidden := e.record("pkg-0001")
+	// Its card from before the deny (as a lost catalog would leave it).
+	content, err := gbrain.Encode(gbrain.Card{ProjectID: hidden.ID, MachineID: e.set.MachineID, Name: "pkg-0001",
+		Description: "secret nebula words", RootKey: e.st.Identity().RootKey(pathid.Key(hidden.Root))}, gbrain.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Put(t, testSource, e.slug(hidden.ID), content)
+	e.fake.Put(t, testSource, e.slug("cg_aaaaaaaaaaaaaaaa"), otherCard(t, "cg_aaaaaaaaaaaaaaaa", "m_other", "quasar", "the quasar ingest service", false))
+	e.refresh(p)
+	if len(e.mirror()) != 3 {
+		t.Fatalf("mirror: %d rows", len(e.mirror()))
+	}
+	// GBrain goes down; the holder's next round says so.
+	p.Release()
+	e.conn.Close()
+	e.fake.SetControl(t, gbraintest.Control{ExitAtStart: "crash"})
+	if err := e.st.Update(e.ctx, func(tx *store.Tx) error {
+		tx.PutGBrainContact(local.GBrainContact{OK: false, At: time.Now().UTC(), Error: "gbrain process exited"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := e.frontendWith(e.cfg)
+	got, err := f.Projects(e.ctx, server.ProjectsArgs{Query: "quasar ingest", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GBrainState != server.GBrainDegraded || len(got.Projects) != 1 || got.Projects[0].Availability != server.AvailabilityHistorical || got.Projects[0].MachineID != "m_other" {
+		t.Fatalf("search with GBrain down: %s %+v", got.GBrainState, got.Projects)
+	}
+	for _, q := range []string{"secret nebula words", "pkg-0001"} {
+		got, err = f.Projects(e.ctx, server.ProjectsArgs{Query: q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range got.Projects {
+			if pr.ProjectID == hidden.ID || strings.Contains(pr.Description, "nebula") {
+				t.Fatalf("a hidden project's card was shown for %q: %+v", q, pr)
+			}
+		}
+	}
+	r, err := f.Resolve(e.ctx, server.ResolveArgs{ProjectID: hidden.ID})
+	if err != nil || r.Status != server.StatusNotAvailable || len(r.Projects) != 0 {
+		t.Fatalf("resolve of the hidden project: %+v %v", r, err)
 	}
 }
