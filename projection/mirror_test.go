@@ -17,6 +17,11 @@ import (
 	"github.com/cgcat/cgcat/server"
 )
 
+// policyFunc is a policy source that can change under a projector.
+type policyFunc func() catalog.Policy
+
+func (f policyFunc) Policy() catalog.Policy { return f() }
+
 // loseCatalog deletes everything in the data dir but the identity file
 // and opens the fresh store (new connection and settings too).
 func (e *env) loseCatalog() {
@@ -226,7 +231,7 @@ func TestDeniedAfterProjectionIsRetractedAndSharedAgain(t *testing.T) {
 	e := newEnv(t, 3)
 	p := e.projector()
 	pol := e.pol
-	p.Policy = func() catalog.Policy { return pol }
+	p.pol = policyFunc(func() catalog.Policy { return pol })
 	e.drain(p)
 	denied, editedDenied := e.record("pkg-0001"), e.record("pkg-0002")
 	deniedSlug, editedSlug := e.slug(denied.ID), e.slug(editedDenied.ID)

@@ -92,16 +92,11 @@ type PlanItem struct {
 
 // Projector drains the outbox into GBrain. It is used by one goroutine.
 type Projector struct {
-	st  *store.Store
-	pol catalog.Policy
-	// Policy, when set, gives the sharing view in force now (a serve
-	// following its config file); else the policy given to NewProjector.
-	Policy func() catalog.Policy
-	// curPol is the policy of the drain (or plan) in progress.
-	curPol catalog.Policy
-	set    Settings
-	conn   *Conn
-	log    *slog.Logger
+	st   *store.Store
+	pol  catalog.Source // asked per record: the policy in force now
+	set  Settings
+	conn *Conn
+	log  *slog.Logger
 
 	// Progress, when set, is called after every row.
 	Progress func(Progress)
@@ -176,7 +171,7 @@ func (p *Projector) flushDue() bool {
 
 // NewProjector prepares a projector; it writes nothing until it holds the
 // lease (TryAcquire / Acquire).
-func NewProjector(st *store.Store, pol catalog.Policy, set Settings, conn *Conn, log *slog.Logger) *Projector {
+func NewProjector(st *store.Store, pol catalog.Source, set Settings, conn *Conn, log *slog.Logger) *Projector {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -184,12 +179,7 @@ func NewProjector(st *store.Store, pol catalog.Policy, set Settings, conn *Conn,
 }
 
 // policy is the sharing view in force now.
-func (p *Projector) policy() catalog.Policy {
-	if p.Policy != nil {
-		return p.Policy()
-	}
-	return p.pol
-}
+func (p *Projector) policy() catalog.Policy { return p.pol.Policy() }
 
 // TryAcquire takes the projector lease without waiting (lease.ErrHeld when
 // another process projects) and starts a new fencing epoch.
@@ -291,7 +281,6 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 		return rep, ErrNoLease
 	}
 	p.staged = nil
-	p.curPol = p.policy()
 	start := time.Now()
 	defer func() {
 		var last []func(tx *store.Tx) error
@@ -366,7 +355,6 @@ func (p *Projector) depth(ctx context.Context) int {
 // Plan says what a drain would do with every pending row, reading GBrain
 // but writing nothing anywhere (dry run). It needs no lease.
 func (p *Projector) Plan(ctx context.Context) ([]PlanItem, error) {
-	p.curPol = p.policy()
 	items, err := p.load(ctx)
 	if err != nil {
 		return nil, err
@@ -408,7 +396,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return p.retract(ctx, it, true, dry)
 	}
 	pi.Name = rec.Meta.Name
-	if !p.curPol.AllowsRecord(rec) {
+	if !p.pol.Policy().AllowsRecord(rec) {
 		// Policy decides: nothing about this project leaves the machine,
 		// and a card written before it was hidden is taken back.
 		return p.retract(ctx, it, false, dry)

@@ -152,7 +152,6 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 	pending := map[string]bool{}
 	bound := map[string]bool{}
 	machineOf := map[string]string{} // slug → the mirror's machine id
-	pol := p.policy()
 	err = p.st.View(ctx, func(r *store.Reader) error {
 		rows, _ := outbox.Pending(r, 0)
 		for _, row := range rows {
@@ -164,7 +163,7 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 		return r.Projects(func(rec *local.Project) error {
 			bound[rec.ID] = true
 			ref, has := ours[rec.ID]
-			if !pol.AllowsRecord(rec) {
+			if !p.pol.Policy().AllowsRecord(rec) {
 				if has {
 					rep.UnsharedCount++
 					if len(rep.Unshared) < maxListed {

@@ -53,9 +53,6 @@ type ServiceOptions struct {
 	HandshakeTimeout, CallTimeout time.Duration
 	// Connection, when set, replaces the one the config names (tests).
 	Connection *gbrain.Connection
-	// Policy, when set, is the sharing view in force now (a serve that
-	// follows its config file); else the policy given to Start.
-	Policy func() catalog.Policy
 	// MirrorReady, when set, is closed once discovery need not wait for the
 	// mirror any more (see Service.MirrorReady).
 	MirrorReady chan struct{}
@@ -111,12 +108,12 @@ type Service struct {
 
 // Start runs the service for cfg; with GBrain off it returns a Service that
 // does nothing and whose Recall is nil. It never blocks on GBrain.
-func Start(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Policy, log *slog.Logger) *Service {
+func Start(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Source, log *slog.Logger) *Service {
 	return StartWith(ctx, cfg, st, pol, log, ServiceOptions{})
 }
 
 // StartWith is Start with options.
-func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Policy, log *slog.Logger, opt ServiceOptions) *Service {
+func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol catalog.Source, log *slog.Logger, opt ServiceOptions) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -167,7 +164,6 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	})
 	set := SettingsFrom(cfg, st)
 	s.proj = NewProjector(st, pol, set, s.conn, log)
-	s.proj.Policy = opt.Policy
 	s.recall = &Recaller{Conn: s.conn, Store: st, Settings: set}
 	if s.conn.HTTP() {
 		// Over HTTP a connection is cheap and holds no brain: semantic

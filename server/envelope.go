@@ -1,9 +1,9 @@
 package server
 
-// SchemaVersion is the version of the envelope below (seed 6.3).
+// SchemaVersion is the version of the envelope below (R17).
 const SchemaVersion = 1
 
-// Statuses (R22, seed section 12).
+// Statuses (R22).
 const (
 	StatusOK             = "ok"
 	StatusSetupRequired  = "setup_required"
@@ -22,7 +22,7 @@ const (
 	GBrainDegraded = "degraded"
 )
 
-// Envelope is the answer of both tools, field for field as seed 6.3, plus a
+// Envelope is the answer of both tools, field for field as R17 lists, plus a
 // short message for statuses that need one.
 type Envelope struct {
 	SchemaVersion   int       `json:"schemaVersion"`

@@ -10,9 +10,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/refresh"
-	"github.com/cgcat/cgcat/local/scan"
 )
 
 // Recall and RecallHit are the GBrain recall contract (package local).
@@ -57,8 +55,7 @@ type Frontend struct {
 	openMu sync.Mutex
 	opened *opening
 
-	polMu sync.Mutex
-	pol   policyCache
+	pol catalog.PolicyCache
 
 	// Plain listings (no query) by catalog revision, view and workspace:
 	// filtering the whole catalog by the sharing policy is the costly part
@@ -75,17 +72,6 @@ type opening struct {
 	ref  *refresh.Refresher
 	err  error
 }
-
-// policyCache keeps the resolved policy of one config for a short time:
-// deny roots are resolved again (a symlink retargeted, a directory created)
-// at most that often, and at once when the config changes.
-type policyCache struct {
-	cfg *config.Config
-	at  time.Time
-	pol catalog.Policy
-}
-
-const policyTTL = 250 * time.Millisecond
 
 // RevalidateAfter is the hint given with every record (R23): not a lock.
 const RevalidateAfter = 60
@@ -254,16 +240,8 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	return c, nil, nil
 }
 
-// policy is cfg's resolved policy, resolved again after policyTTL.
-func (f *Frontend) policy(cfg *config.Config) catalog.Policy {
-	f.polMu.Lock()
-	defer f.polMu.Unlock()
-	now := f.opt.Now()
-	if f.pol.cfg != cfg || now.Sub(f.pol.at) > policyTTL {
-		f.pol = policyCache{cfg: cfg, at: now, pol: catalog.PolicyFrom(cfg)}
-	}
-	return f.pol.pol
-}
+// policy is cfg's resolved policy (resolved again after a moment).
+func (f *Frontend) policy(cfg *config.Config) catalog.Policy { return f.pol.For(cfg) }
 
 // envelope starts an answer: the facts of the catalog and discovery as this
 // frontend's configuration sees them right now.
@@ -285,9 +263,8 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	// running is a fact: a live process scans now, or an unfinished pass
 	// has a live process that resumes it. A pass left by processes that
 	// all exited is idle, and said so.
-	_, scanning := lease.Active(scan.LeasePath(c.cfg.DataDir))
 	switch {
-	case scanning || c.ref != nil && c.ref.Running():
+	case refresh.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
 		e.ScanState = "running"
 	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
 		e.ScanState = "running"
@@ -304,8 +281,8 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 // gbrainState is the same truth on every answer: disabled, ok when GBrain
 // answered recently (or this call's own recall succeeded), else degraded.
 func (f *Frontend) gbrainState(c *call) string {
-	if !c.cfg.GBrain.Enabled && f.opt.Recall == nil {
-		return GBrainDisabled
+	if !c.cfg.GBrain.Enabled {
+		return GBrainDisabled // the config in force says so, whatever was wired at start
 	}
 	if c.gstate != "" {
 		return c.gstate

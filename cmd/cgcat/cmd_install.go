@@ -419,7 +419,7 @@ func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
-// runInstallPrint prints the snippets of seed sections 8 and 9 with real
+// runInstallPrint prints the host snippets (R24) with real
 // absolute paths; it writes nothing.
 func runInstallPrint(g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
 	if host != "" {

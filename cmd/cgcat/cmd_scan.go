@@ -88,7 +88,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 			return err
 		}
 	}
-	_ = cat.Sync(ctx)
+	_ = cat.ForceSync(ctx)
 	st := cat.State()
 	pol := catalog.PolicyFrom(cfg)
 	sum.Projects = countVisible(cat, pol)
@@ -114,7 +114,9 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	fmt.Fprintf(out, "%s: %d directories read in %s (%.0f/s), %d projects seen, %d in the catalog, coverage %s\n",
 		state, sum.Directories, el.Round(time.Millisecond), sum.DirsPerSecond, sum.ProjectsSeen, sum.Projects, sum.Coverage)
 	for _, gp := range sum.Gaps {
-		fmt.Fprintf(out, "  not covered: %s (%s)\n", local.Printable(gp.Path), gp.Why)
+		// Names come from the file system: escaped, so a directory named
+		// with terminal escape sequences cannot drive the terminal.
+		fmt.Fprintf(out, "  not covered: %s (%s)\n", local.Printable(gp.Path), local.Printable(gp.Why))
 	}
 	if sum.GapCount > len(sum.Gaps) {
 		fmt.Fprintf(out, "  … and %d more places not covered\n", sum.GapCount-len(sum.Gaps))

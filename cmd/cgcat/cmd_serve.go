@@ -7,12 +7,14 @@ import (
 	"io"
 	"log"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/projection"
+	"github.com/cgcat/cgcat/server"
 	"github.com/cgcat/cgcat/server/protocol"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/spf13/cobra"
@@ -96,15 +98,10 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 			}
 			if mirrorReady != nil {
 				// GBrain never blocks discovery beyond the prime budget,
-				// nor any answer (R32).
-				policy := func() catalog.Policy {
-					if c, _ := live.Current(); c != nil {
-						return catalog.PolicyFrom(c)
-					}
-					return catalog.PolicyFrom(cfg)
-				}
-				svc = projection.StartWith(ctx, cfg, f.Catalog().Store(), catalog.PolicyFrom(cfg), logger,
-					projection.ServiceOptions{Policy: policy, MirrorReady: mirrorReady, PrimeBudget: mirrorPrimeBudget})
+				// nor any answer (R32). The projector asks the policy in
+				// force (the live config) per record.
+				svc = projection.StartWith(ctx, cfg, f.Catalog().Store(), catalog.Live(live), logger,
+					projection.ServiceOptions{MirrorReady: mirrorReady, PrimeBudget: mirrorPrimeBudget})
 				if recall != nil {
 					recall.set(svc.Recall())
 				}
@@ -122,7 +119,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	s := protocol.New(f, version)
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
-	mcpserver.WithWorkerPoolSize(4)(stdio)
+	// Calls answer from memory in about a millisecond; a burst (a host
+	// fanning out searches) must queue, not fall back to answering one at
+	// a time on the read loop.
+	mcpserver.WithWorkerPoolSize(min(16, 4*runtime.GOMAXPROCS(0)))(stdio)
+	mcpserver.WithQueueSize(4096)(stdio)
+	in, out = server.BoundStdio(in, out, server.MaxMessageBytes)
 	err := stdio.Listen(ctx, in, out)
 	stopped := ctx.Err() != nil // a signal, not a failure of Listen itself
 	// stdin closed (or a signal): stop our own work only, quickly.

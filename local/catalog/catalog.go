@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
@@ -60,7 +60,7 @@ type Catalog struct {
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
-	if err := c.Sync(ctx); err != nil {
+	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -70,14 +70,33 @@ func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 func (c *Catalog) Store() *store.Store { return c.st }
 
 // Sync brings the view up to date with what any process published. It
-// costs one stat when nothing changed and never waits for another process.
-// A damaged or missing publication keeps the last good view (Err says so).
+// costs one stat when nothing changed and never waits for another process,
+// nor for another call of this process that is applying the news already:
+// that call answers from the view as it is a moment longer. A damaged or
+// missing publication keeps the last good view (Err says so).
 func (c *Catalog) Sync(ctx context.Context) error {
+	if !c.follow.Changed() {
+		return nil
+	}
+	if !c.syncMu.TryLock() {
+		return nil
+	}
+	defer c.syncMu.Unlock()
+	return c.next()
+}
+
+// ForceSync is Sync that waits for a reload in progress (a process that
+// just committed and must see its own commit).
+func (c *Catalog) ForceSync(ctx context.Context) error {
 	if !c.follow.Changed() {
 		return nil
 	}
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
+	return c.next()
+}
+
+func (c *Catalog) next() error {
 	u, err := c.follow.Next()
 	if err != nil {
 		c.mu.Lock()
@@ -91,9 +110,6 @@ func (c *Catalog) Sync(ctx context.Context) error {
 	c.apply(u)
 	return nil
 }
-
-// ForceSync is Sync (kept for callers that just committed themselves).
-func (c *Catalog) ForceSync(ctx context.Context) error { return c.Sync(ctx) }
 
 // Err is the last failure to read what writers published (nil when fine).
 func (c *Catalog) Err() error {
@@ -393,6 +409,14 @@ func (c *Catalog) Len() int {
 	return len(c.projects)
 }
 
+// Present reports whether the record with id was present when last seen.
+func (c *Catalog) Present(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p := c.projects[id]
+	return p != nil && p.Availability == local.Present
+}
+
 // Get returns a copy of the record with id, or nil.
 func (c *Catalog) Get(id string) *local.Project {
 	c.mu.RLock()
@@ -485,21 +509,24 @@ func Recheck(p *local.Project, pol Policy) Check {
 		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
 		return ck
 	}
-	v := scan.Probe(p.Root)
-	ck.Availability, ck.IndexState, ck.Why = v.Availability, v.IndexState, v.Why
-	if !v.Project {
+	// One descent from the discovery root with no symlink in the way
+	// gives the verdict and the identity of every directory on the way.
+	rc := marker.ProbeRoot(p.Root, pol.discoveryRootOf(p.Root))
+	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
+	if !rc.Project {
 		if ck.Availability == local.Present {
 			ck.Availability = local.Missing
 		}
 		return ck
 	}
-	canon, err := pathid.Canonical(p.Root)
-	if err != nil || canon != filepath.Clean(p.Root) {
+	// On a case-insensitive volume a case-only rename keeps the directory
+	// but not the spelling the record hands out.
+	if canon, err := pathid.Canonical(p.Root); err != nil || canon != filepath.Clean(p.Root) {
 		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
-		ck.Why = "the root is no longer the same directory (a symlink or rename now stands in its place)"
+		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
 		return ck
 	}
-	if !pol.Allows(canon) || pol.deniedByIdentity(canon) {
+	if pol.deniesAny(append(rc.Ancestors, rc.ID)) {
 		ck.Allowed = false
 		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
 		return ck

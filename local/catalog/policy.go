@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +24,12 @@ type Policy struct {
 	Discovery []string
 	Share     []string
 	Deny      []string
-	// DenyIDs are the file identities (pathid.ID.String()) of the deny
-	// roots that exist.
-	DenyIDs     []string
+	// DenyIDs are the identities (pathid.DirID) of the deny roots that
+	// exist, matched against the identities a record's lineage remembers.
+	DenyIDs []string
+	// denyLive are their plain file identities, for the live check of a
+	// path's ancestors.
+	denyLive    []pathid.ID
 	ExposePaths bool
 }
 
@@ -37,20 +42,30 @@ func PolicyFrom(c *config.Config) Policy {
 	p := Policy{ExposePaths: c.Sharing.ExposeAbsolutePaths}
 	p.Discovery = slices.Clone(c.Discovery.Roots)
 	p.Share = slices.Clone(c.Sharing.Roots)
-	p.Deny = resolveAll(c.Sharing.DenyRoots, c.Written.Deny)
+	p.Deny = resolveDeny(c)
 	for _, d := range p.Deny {
-		if id, err := pathid.FileID(d); err == nil && !id.IsZero() && !slices.Contains(p.DenyIDs, id.String()) {
-			p.DenyIDs = append(p.DenyIDs, id.String())
+		if id, err := pathid.DirID(d); err == nil && !slices.Contains(p.DenyIDs, id) {
+			p.DenyIDs = append(p.DenyIDs, id)
+		}
+		if id, err := pathid.FileID(d); err == nil && !id.IsZero() && !slices.Contains(p.denyLive, id) {
+			p.denyLive = append(p.denyLive, id)
 		}
 	}
 	slices.Sort(p.DenyIDs)
 	return p
 }
 
-// resolveAll returns every spelling a set of roots has now: as loaded, as
-// written, and each written one resolved again.
-func resolveAll(loaded, written []string) []string {
-	out := slices.Clone(loaded)
+// resolveDeny returns every spelling the deny roots have now: as written,
+// and each resolved again. (Not as resolved when the config was loaded: a
+// symlink in a deny root's path that was retargeted or removed since then
+// no longer leads there, and every process must hide the same things.) A
+// config built in code, without a written spelling, is taken as it is.
+func resolveDeny(c *config.Config) []string {
+	written := c.Written.Deny
+	if len(written) == 0 {
+		written = c.Sharing.DenyRoots
+	}
+	var out []string
 	add := func(p string) {
 		if p != "" && !slices.ContainsFunc(out, func(o string) bool { return pathid.Same(o, p) }) {
 			out = append(out, p)
@@ -83,8 +98,9 @@ func resolveNow(p string) string {
 	}
 }
 
-// Allows reports whether a canonical root may be shown, by path.
-func (p Policy) Allows(root string) bool {
+// AllowsPath reports whether a canonical root may be shown, by path alone.
+// A record is decided by AllowsRecord, which also weighs identities.
+func (p Policy) AllowsPath(root string) bool {
 	within := func(roots []string) bool {
 		return slices.ContainsFunc(roots, func(r string) bool { return pathid.Within(r, root) })
 	}
@@ -95,7 +111,7 @@ func (p Policy) Allows(root string) bool {
 // AllowsRecord reports whether a record may be shown: by path, and by the
 // identities of the directories the walk went through to find it.
 func (p Policy) AllowsRecord(rec *local.Project) bool {
-	if !p.Allows(rec.Root) {
+	if !p.AllowsPath(rec.Root) {
 		return false
 	}
 	for _, id := range rec.Lineage {
@@ -109,23 +125,38 @@ func (p Policy) AllowsRecord(rec *local.Project) bool {
 // deniedByIdentity reports whether root, or a directory above it, is a deny
 // root under another name right now.
 func (p Policy) deniedByIdentity(root string) bool {
-	if len(p.DenyIDs) == 0 {
+	if len(p.denyLive) == 0 {
 		return false
 	}
-	ids := make([]pathid.ID, 0, len(p.DenyIDs))
-	for _, s := range p.DenyIDs {
-		if id, err := pathid.ParseID(s); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	under, err := pathid.UnderAnyID(root, ids)
-	return under || err != nil // cannot tell: hiding is safe, leaking is not
+	under, err := pathid.UnderAnyID(root, p.denyLive)
+	return under || err != nil && !errors.Is(err, fs.ErrNotExist) // cannot tell: hiding is safe, leaking is not
 }
 
-// Hides reports whether a path (a gap, a project) lies inside a deny root:
-// what is hidden is neither shown nor counted against coverage.
+// deniesAny reports whether any of ids is a deny root's live identity.
+func (p Policy) deniesAny(ids []pathid.ID) bool {
+	for _, id := range ids {
+		if !id.IsZero() && slices.Contains(p.denyLive, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// discoveryRootOf is the discovery root that holds root ("" for none).
+func (p Policy) discoveryRootOf(root string) string {
+	for _, r := range p.Discovery {
+		if pathid.Within(r, root) {
+			return r
+		}
+	}
+	return ""
+}
+
+// Hides reports whether a path (a gap, a project) lies inside a deny root,
+// by path or through an alias of one: what is hidden is neither shown nor
+// counted against coverage.
 func (p Policy) Hides(path string) bool {
-	return slices.ContainsFunc(p.Deny, func(r string) bool { return pathid.MayBeWithin(r, path) })
+	return slices.ContainsFunc(p.Deny, func(r string) bool { return pathid.MayBeWithin(r, path) }) || p.deniedByIdentity(path)
 }
 
 // ViewKey fingerprints the view, to bind cursors and cached decisions to it.

@@ -21,8 +21,8 @@ func TestPolicyAllows(t *testing.T) {
 		{"/codebase/x", false},     // not under /code by segments
 		{"/code/app/../Private/x", false},
 	} {
-		if got := pol.Allows(tc.root); got != tc.want {
-			t.Errorf("Allows(%q) = %v, want %v", tc.root, got, tc.want)
+		if got := pol.AllowsPath(tc.root); got != tc.want {
+			t.Errorf("AllowsPath(%q) = %v, want %v", tc.root, got, tc.want)
 		}
 	}
 	other := pol

@@ -21,7 +21,7 @@ import (
 	"github.com/cgcat/cgcat/local/pathid"
 )
 
-// Config is the file's shape, field names and defaults as seed section 4.
+// Config is the file's shape, field names and defaults as R1 specifies.
 type Config struct {
 	Version     int                   `json:"version"`
 	DataDir     string                `json:"dataDir"`
@@ -117,7 +117,7 @@ const (
 	ProjectionLocalPaths   = "local-paths"
 )
 
-// Default returns a config with every default of seed section 4 and no
+// Default returns a config with every default R1 specifies and no
 // roots: such a config answers setup_required and scans nothing (R3).
 func Default() Config {
 	return Config{

@@ -3,7 +3,6 @@ package meta
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,27 +18,18 @@ func (r *reader) readGit() {
 	if !r.has(".git") {
 		return
 	}
-	p, err := r.resolve(".git")
+	parts, mode, err := r.resolve(".git")
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.problem(".git", err)
 		}
 		return
 	}
-	isDir := r.entries[".git"] != nil && r.entries[".git"].IsDir()
-	if !isDir {
-		fi, err := os.Stat(p)
-		if err != nil {
-			r.problem(".git", err)
-			return
-		}
-		isDir = fi.IsDir()
-	}
-	gitDir := p
-	if !isDir {
+	gitDir := filepath.Join(r.root, filepath.FromSlash(strings.Join(parts, "/")))
+	if !mode.IsDir() {
 		// "gitdir: <path>", relative to the root: a linked worktree, a
 		// submodule or a separate git dir.
-		b, ok := r.read(p, ".git", false)
+		b, ok := r.file(".git", false)
 		if !ok {
 			return
 		}
@@ -98,7 +88,8 @@ func (r *reader) readGit() {
 }
 
 // gitFile reads name in a git directory: below the root through resolve
-// (no symlinks out), elsewhere (a worktree's gitdir) directly.
+// (no symlinks out), elsewhere (a worktree's gitdir, canonical) by its
+// path opened with no symlink in it.
 func (r *reader) gitFile(dir, name string) ([]byte, bool) {
 	p := filepath.Join(dir, name)
 	if pathid.Within(r.root, dir) {
@@ -108,7 +99,7 @@ func (r *reader) gitFile(dir, name string) ([]byte, bool) {
 		}
 		return r.file(filepath.ToSlash(rel), false)
 	}
-	return r.read(p, "git "+name, false)
+	return r.fileAt(p, "git "+name)
 }
 
 func firstLine(b []byte) string {
@@ -225,9 +216,12 @@ func gitValue(v string) string {
 func stripCredentials(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok || strings.ContainsAny(scheme, "/@:") {
-		// A local path, or scp-like [user@]host:path.
+		// A local path, or scp-like [user@]host:path: as git decides, a
+		// colon with no slash before it (and no drive letter) makes it
+		// scp-like.
 		at := strings.LastIndexByte(u, '@')
-		if at < 0 || strings.HasPrefix(u, "/") || strings.HasPrefix(u, ".") {
+		colon := strings.IndexByte(u, ':')
+		if at < 0 || colon < 0 || strings.Contains(u[:colon], "/") || isDrive(u) {
 			return u
 		}
 		if strings.Contains(u[:at], ":") {
@@ -250,6 +244,15 @@ func stripCredentials(u string) string {
 		hostPath = hostPath[:i]
 	}
 	return scheme + "://" + hostPath
+}
+
+// isDrive reports a Windows path that starts with a drive letter (C:\x,
+// C:/x, C:).
+func isDrive(u string) bool {
+	if len(u) < 2 || u[1] != ':' || !('a' <= u[0]|0x20 && u[0]|0x20 <= 'z') {
+		return false
+	}
+	return len(u) == 2 || u[2] == '\\' || u[2] == '/'
 }
 
 // userEnd returns the index in rest (an URL after "://") of the '@' that

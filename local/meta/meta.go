@@ -6,9 +6,11 @@
 //
 // Everything a project holds is untrusted data. This package reads only a
 // fixed set of files, each through a per-file bound and all under a
-// per-project bound, and passes every string through Clean. It must never
-// execute anything, run git, evaluate a manifest, follow a symlink out of
-// the root, open anything under .codegraph/, or act on what it reads
+// per-project bound, and passes every string through Clean. Files are
+// opened relative to the opened project root with O_NOFOLLOW on every name
+// (package nofollow), never by a path that a swap could redirect. It must
+// never execute anything, run git, evaluate a manifest, follow a symlink out
+// of the root, open anything under .codegraph/, or act on what it reads
 // (commands, URLs, sharing settings): it only returns local.Metadata.
 package meta
 
@@ -17,13 +19,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // Default bounds, as in the configuration's metadata section.
@@ -55,18 +57,36 @@ const (
 )
 
 // Read returns what root's own files say about the project. root should be
-// the canonical project root. Read never fails: whatever could not be read
-// is left out, and anything worth a diagnostic is added to Problems.
+// the canonical project root: it is opened with no symlink in any component
+// of its path (see ReadDir). Read never fails: whatever could not be read is
+// left out, and anything worth a diagnostic is added to Problems.
 func Read(root string, lim Limits) local.Metadata {
-	if lim.MaxBytesPerFile <= 0 {
-		lim.MaxBytesPerFile = DefaultMaxBytesPerFile
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
 	}
-	if lim.MaxBytesPerProject <= 0 {
-		lim.MaxBytesPerProject = DefaultMaxBytesPerProject
+	d, err := nofollow.OpenDir(root)
+	if err != nil {
+		r := newReader(root, lim)
+		r.problem("root", err)
+		return r.finish(filepath.Base(r.root))
 	}
-	r := &reader{root: filepath.Clean(root), lim: lim}
+	defer d.Close()
+	return ReadDir(d, lim)
+}
+
+// ReadDir is Read for a project root the caller has opened (the scanner,
+// right after its project check on the same directory). Every file is
+// opened relative to d, one name at a time with O_NOFOLLOW, so a directory
+// swapped for a symlink after d was opened cannot make ReadDir read another
+// directory's files. Symlinks inside the project are followed only by
+// reading them (never by the kernel) and only while they stay inside it and
+// out of .codegraph.
+func ReadDir(d *nofollow.Dir, lim Limits) local.Metadata {
+	r := newReader(d.Path(), lim)
+	r.dir = d
+	defer r.closeDirs()
 	base := filepath.Base(r.root)
-	if err := r.list(r.root); err != nil {
+	if err := r.list(); err != nil {
 		r.problem("root", err)
 		return r.finish(base)
 	}
@@ -79,14 +99,25 @@ func Read(root string, lim Limits) local.Metadata {
 	return r.finish(base)
 }
 
+func newReader(root string, lim Limits) *reader {
+	if lim.MaxBytesPerFile <= 0 {
+		lim.MaxBytesPerFile = DefaultMaxBytesPerFile
+	}
+	if lim.MaxBytesPerProject <= 0 {
+		lim.MaxBytesPerProject = DefaultMaxBytesPerProject
+	}
+	return &reader{root: filepath.Clean(root), lim: lim}
+}
+
 // reader holds one Read's state.
 type reader struct {
-	root     string // as given, canonical if the caller kept to the contract
-	canon    string // root with symlinks resolved, once a symlink needs it
+	root     string        // the root's path, as opened (no symlink in it)
+	dir      *nofollow.Dir // the root, open
+	dirs     map[string]*nofollow.Dir
 	lim      Limits
 	used     int64 // bytes read so far
 	spent    bool  // project budget exhausted: nothing more is read
-	entries  map[string]fs.DirEntry
+	entries  map[string]fs.FileMode
 	complete bool // entries holds the whole root listing
 
 	hint      *hintFile
@@ -96,28 +127,19 @@ type reader struct {
 
 // list reads the root directory once, bounded, so that absent files cost no
 // system call and case-insensitive or glob names can be matched.
-func (r *reader) list(root string) error {
-	f, err := os.Open(root)
-	if err != nil {
+func (r *reader) list() error {
+	r.entries = make(map[string]fs.FileMode)
+	full := false
+	err := r.dir.List(func(name string, typ fs.FileMode) {
+		if len(r.entries) >= maxEntries {
+			full = true
+			return
+		}
+		r.entries[name] = typ
+	})
+	r.complete = err == nil && !full
+	if err != nil && len(r.entries) == 0 {
 		return err
-	}
-	defer f.Close()
-	r.entries = make(map[string]fs.DirEntry)
-	for len(r.entries) < maxEntries {
-		batch, err := f.ReadDir(256)
-		for _, e := range batch {
-			r.entries[e.Name()] = e
-		}
-		if err == io.EOF {
-			r.complete = true
-			return nil
-		}
-		if err != nil {
-			if len(r.entries) == 0 {
-				return err
-			}
-			return nil
-		}
 	}
 	return nil
 }
@@ -145,53 +167,124 @@ var (
 	errOutside   = errors.New("symlink points outside the project, skipped")
 	errCodegraph = errors.New("points into .codegraph, skipped")
 	errNotFile   = errors.New("not a regular file, skipped")
+	errLinks     = errors.New("too many symlinks, skipped")
 )
 
-// resolve returns the path of rel (slash-separated, below the root) with
-// every symlink resolved, and fails if that path leaves the root or enters a
-// .codegraph directory. The root listing already knows the type of the
-// first element; only deeper ones cost an lstat.
-func (r *reader) resolve(rel string) (string, error) {
-	cur := r.root
-	for i, part := range strings.Split(rel, "/") {
-		cur = filepath.Join(cur, part)
-		var mode fs.FileMode
-		if e, ok := r.entries[part]; ok && i == 0 {
-			mode = e.Type()
-		} else {
-			fi, err := os.Lstat(cur)
-			if err != nil {
-				return "", err
+// maxLinks bounds the symlinks followed for one file, as the kernel's 40.
+const maxLinks = 40
+
+// resolve returns rel (slash-separated, below the root) as names below the
+// root with every symlink resolved, and the type of the last one. It reads
+// symlinks itself, relative to the opened root, and fails if one leaves the
+// root or anything enters a .codegraph directory. The root listing already
+// knows the first name; only deeper ones cost an fstatat.
+func (r *reader) resolve(rel string) ([]string, fs.FileMode, error) {
+	todo := strings.Split(rel, "/")
+	var done []string
+	var mode fs.FileMode
+	links := 0
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return nil, 0, errOutside
 			}
-			mode = fi.Mode()
+			done = done[:len(done)-1]
+			continue
+		case ".codegraph":
+			return nil, 0, errCodegraph
 		}
-		if mode&fs.ModeSymlink != 0 {
-			t, err := filepath.EvalSymlinks(cur)
-			if err != nil {
-				return "", err
-			}
-			if !pathid.Within(r.canonical(), t) {
-				return "", errOutside
-			}
-			cur = t
+		m, err := r.lstat(done, part)
+		if err != nil {
+			return nil, 0, err
 		}
+		if m&fs.ModeSymlink != 0 {
+			if links++; links > maxLinks {
+				return nil, 0, errLinks
+			}
+			target, err := r.readlink(done, part)
+			if err != nil {
+				return nil, 0, err
+			}
+			if filepath.IsAbs(target) {
+				t := filepath.Clean(target)
+				below, ok := strings.CutPrefix(t, r.root+string(filepath.Separator))
+				if !ok && t != r.root {
+					return nil, 0, errOutside
+				}
+				done, target = nil, below
+			}
+			todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+			continue
+		}
+		if len(todo) > 0 && !m.IsDir() {
+			return nil, 0, &fs.PathError{Op: "open", Path: rel, Err: syscall.ENOTDIR}
+		}
+		done = append(done, part)
+		mode = m
 	}
-	if underCodegraph(cur) {
-		return "", errCodegraph
+	if len(done) == 0 {
+		return nil, 0, errNotFile // the root itself
 	}
-	return cur, nil
+	return done, mode, nil
 }
 
-// canonical returns the root with symlinks resolved, computed only when a
-// symlink has to be checked against it.
-func (r *reader) canonical() string {
-	if r.canon == "" {
-		r.canon = r.root
-		if c, err := filepath.EvalSymlinks(r.root); err == nil {
-			r.canon = c
+// lstat returns the type of name in the directory at the names dir below
+// the root.
+func (r *reader) lstat(dir []string, name string) (fs.FileMode, error) {
+	if len(dir) == 0 {
+		if t, ok := r.entries[name]; ok {
+			return t, nil
+		}
+		if r.complete {
+			return 0, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}
 		}
 	}
-	return r.canon
+	d, err := r.subdir(dir)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := d.Lstat(name)
+	return fi.Mode, err
+}
+
+func (r *reader) readlink(dir []string, name string) (string, error) {
+	d, err := r.subdir(dir)
+	if err != nil {
+		return "", err
+	}
+	return d.Readlink(name)
+}
+
+// subdir returns the directory at the names dir below the root, opened with
+// no symlink in it and kept open until the read ends.
+func (r *reader) subdir(dir []string) (*nofollow.Dir, error) {
+	if len(dir) == 0 {
+		return r.dir, nil
+	}
+	key := strings.Join(dir, "/")
+	if d, ok := r.dirs[key]; ok {
+		return d, nil
+	}
+	d, err := r.dir.OpenDir(key)
+	if err != nil {
+		return nil, err
+	}
+	if r.dirs == nil {
+		r.dirs = map[string]*nofollow.Dir{}
+	}
+	r.dirs[key] = d
+	return d, nil
+}
+
+func (r *reader) closeDirs() {
+	for _, d := range r.dirs {
+		d.Close()
+	}
 }
 
 func underCodegraph(p string) bool {
@@ -205,25 +298,42 @@ func (r *reader) file(rel string, whole bool) ([]byte, bool) {
 	if r.spent {
 		return nil, false
 	}
-	p, err := r.resolve(rel)
+	parts, _, err := r.resolve(rel)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.problem(rel, err)
 		}
 		return nil, false
 	}
-	return r.read(p, rel, whole)
+	d, err := r.subdir(parts[:len(parts)-1])
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.problem(rel, err)
+		}
+		return nil, false
+	}
+	f, err := d.OpenFile(parts[len(parts)-1])
+	return r.read(f, err, rel, whole)
 }
 
-// read reads the file at p within the per-file and per-project bounds;
-// label names it in Problems.
-func (r *reader) read(p, label string, whole bool) ([]byte, bool) {
+// fileAt reads the file at the absolute path p outside the root (a linked
+// worktree's git directory), opened with no symlink in any component.
+func (r *reader) fileAt(p, label string) ([]byte, bool) {
 	if r.spent {
 		return nil, false
 	}
-	// openFlags keeps a FIFO from blocking the open and refuses a symlink
-	// swapped in after resolve.
-	f, err := os.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	d, err := nofollow.LookupDir(filepath.Dir(p))
+	if err != nil {
+		return r.read(nil, err, label, false)
+	}
+	defer d.Close()
+	f, err := d.OpenFile(filepath.Base(p))
+	return r.read(f, err, label, false)
+}
+
+// read reads the file f (opened with err) within the per-file and
+// per-project bounds, and closes it; label names it in Problems.
+func (r *reader) read(f *nofollow.File, err error, label string, whole bool) ([]byte, bool) {
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.problem(label, err)
@@ -236,11 +346,13 @@ func (r *reader) read(p, label string, whole bool) ([]byte, bool) {
 		r.problem(label, err)
 		return nil, false
 	}
-	if !fi.Mode().IsRegular() {
+	// Opened with O_NONBLOCK, so a FIFO did not block the open; it is not
+	// read.
+	if !fi.IsRegular() {
 		r.problem(label, errNotFile)
 		return nil, false
 	}
-	size := fi.Size()
+	size := fi.Size
 	if whole && size > r.lim.MaxBytesPerFile {
 		r.problemf("%s: larger than %d bytes, skipped", label, r.lim.MaxBytesPerFile)
 		return nil, false

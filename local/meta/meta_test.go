@@ -30,7 +30,13 @@ func tree(t testing.TB, dir string, files map[string]string) string {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return root
+	// Read opens its root with no symlink in the path: give it the
+	// canonical one (the temporary directory is a symlink on macOS).
+	canon, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return canon
 }
 
 // read runs meta.Read and checks what must hold for any result: every

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 func TestFirstParagraph(t *testing.T) {
@@ -74,6 +76,9 @@ func TestStripCredentials(t *testing.T) {
 		{"user:pw@host:a/b.git", "host:a/b.git"},
 		{"/srv/git/repo@2.git", "/srv/git/repo@2.git"},
 		{"../sibling", "../sibling"},
+		{"./a:b@c", "./a:b@c"},
+		{".hidden:pw@host:r.git", "host:r.git"},
+		{`C:\repos\a@b.git`, `C:\repos\a@b.git`},
 		{"file:///srv/repo", "file:///srv/repo"},
 		{"", ""},
 	}
@@ -131,15 +136,20 @@ func TestProjectBudgetNeverExceeded(t *testing.T) {
 			}
 		}
 		lim := Limits{MaxBytesPerFile: 1 + rng.Int64N(2000), MaxBytesPerProject: 1 + rng.Int64N(6000)}
-		r := &reader{lim: lim}
-		if err := r.list(root); err != nil {
+		d, err := nofollow.OpenDir(root)
+		if err != nil {
 			t.Fatal(err)
 		}
-		r.root = root
+		r := &reader{root: root, dir: d, lim: lim}
+		if err := r.list(); err != nil {
+			t.Fatal(err)
+		}
 		r.readHint()
 		r.readManifests()
 		r.readGit()
 		r.readReadme()
+		r.closeDirs()
+		d.Close()
 		if r.used > lim.MaxBytesPerProject {
 			t.Fatalf("tree %d: read %d bytes, bound %+v", i, r.used, lim)
 		}
@@ -222,18 +232,71 @@ func FuzzClean(f *testing.F) {
 	})
 }
 
+// FuzzGit runs the git file parsers on any HEAD and config, and checks
+// what stripCredentials promises on remotes built from fuzzed parts in
+// every form a secret takes (scheme://user:SECRET@, scp-like
+// user:SECRET@host:path, an http token as the user, a token in the query):
+// read back from a config file by gitRemote and stripped, the secret is
+// gone. The seeds hold every form, so a plain `go test` already fails if
+// stripCredentials lets one through.
 func FuzzGit(f *testing.F) {
-	f.Add([]byte("ref: refs/heads/main\n"), []byte("[remote \"origin\"]\n\turl = https://u:p@h/r\n"))
-	f.Add([]byte("gitdir: /x"), []byte("[remote.origin]\nurl=\"a;b\" # c\n"))
-	f.Fuzz(func(t *testing.T, head, config []byte) {
+	f.Add([]byte("ref: refs/heads/main\n"), []byte("[remote \"origin\"]\n\turl = https://u:p@h/r\n"), uint8(0), uint8(0), "alice", "hunter2", "github.com/acme/w.git")
+	f.Add([]byte("gitdir: /x"), []byte("[remote.origin]\nurl=\"a;b\" # c\n"), uint8(1), uint8(2), "git", "pw", "host:acme/w.git")
+	f.Add([]byte(""), []byte(""), uint8(2), uint8(0), "", "ghp_abc123", "github.com/acme/w")
+	f.Add([]byte(""), []byte(""), uint8(3), uint8(1), "x", "tok", "example.com/r.git")
+	f.Add([]byte(""), []byte(""), uint8(0), uint8(2), "git", "pa", "host:2222/r.git")
+	f.Fuzz(func(t *testing.T, head, config []byte, form, scheme uint8, user, secret, hostPath string) {
 		parseHead(head)
 		gitdirLine(head)
 		url := gitRemote(config)
-		s := stripCredentials(url)
-		if strings.Contains(url, ":secret@") && strings.Contains(s, "secret") {
-			t.Errorf("stripCredentials(%q) = %q", url, s)
+		if s := stripCredentials(url); stripCredentials(s) != s {
+			t.Errorf("stripCredentials(%q) = %q is not idempotent", url, s)
+		}
+
+		// A remote with a secret, as a config file holds it.
+		secret = "S3cr3t" + plain(secret, "", false)
+		user, hostPath = plain(user, "u", false), "h"+plain(hostPath, "", true)
+		if strings.Contains(user+hostPath, "S3cr3t") {
+			return
+		}
+		schemes := []string{"https", "http", "ssh", "git+ssh", "ftp"}
+		sc := schemes[int(scheme)%len(schemes)]
+		var remote string
+		switch form % 4 {
+		case 0: // scheme://user:SECRET@host/path
+			remote = sc + "://" + user + ":" + secret + "@" + hostPath
+		case 1: // scp-like: user:SECRET@host:path
+			remote = user + ":" + secret + "@" + strings.Replace(hostPath, "/", ":", 1)
+		case 2: // an http token as the user: https://SECRET@host/path
+			remote = []string{"https", "http"}[int(scheme)%2] + "://" + secret + "@" + hostPath
+		case 3: // a token in the query or fragment
+			remote = sc + "://" + hostPath + "?access_token=" + secret + "#" + secret
+		}
+		cfg := "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = \"" + remote + "\" ; a comment\n"
+		if got := gitRemote([]byte(cfg)); got != remote {
+			t.Fatalf("gitRemote read %q, want %q", got, remote)
+		}
+		if s := stripCredentials(remote); strings.Contains(s, secret) {
+			t.Errorf("stripCredentials(%q) = %q keeps the secret", remote, s)
 		}
 	})
+}
+
+// plain keeps the bytes of s that can stand in a URL's user or password
+// (or, with slash, its host and path) without ending them early (no @ : ?
+// # or white space, no quoting): def when nothing is left.
+func plain(s, def string, slash bool) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '~', r == '/' && slash:
+			return r
+		}
+		return -1
+	}, s)
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func FuzzHint(f *testing.F) {

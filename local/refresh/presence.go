@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/scan"
 )
 
 // A process whose loop keeps discovery going leaves a file named by its pid
@@ -49,4 +50,11 @@ func Alive(dataDir string) bool {
 		}
 	}
 	return found
+}
+
+// Scanning reports whether a live process holds the scan lease of dataDir
+// and keeps it fresh: a pass is being walked right now.
+func Scanning(dataDir string) bool {
+	_, ok := lease.Active(scan.LeasePath(dataDir))
+	return ok
 }

@@ -107,8 +107,8 @@ func (r *Refresher) Run(ctx context.Context) {
 			return // a kick or tick may win the select after cancellation
 		}
 		if asked || r.due(lastRound) {
+			r.round(ctx, asked, lastRound)
 			asked = false
-			r.round(ctx)
 			lastRound = time.Now()
 		}
 		select {
@@ -163,10 +163,16 @@ func modTime(p string) time.Time {
 }
 
 // round runs one budgeted round if this process can take the scan lease.
-func (r *Refresher) round(ctx context.Context) {
+func (r *Refresher) round(ctx context.Context, asked bool, lastRound time.Time) {
 	r.waitGate(ctx, time.Time{})
 	r.sliceMu.Lock()
 	defer r.sliceMu.Unlock()
+	// A slice this process ran for a call (or another process) may have
+	// done the work meanwhile: look again before walking everything.
+	_ = r.cat.ForceSync(ctx)
+	if !asked && !r.due(lastRound) {
+		return
+	}
 	s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
 	if errors.Is(err, lease.ErrHeld) {
 		r.log.Debug("another process is scanning")

@@ -3,86 +3,19 @@
 package scan
 
 import (
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"syscall"
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/fixture"
 )
-
-// runUnprivileged re-runs the calling test as user nobody when the tests run
-// as root (root reads any directory, so permission denied cannot be shown
-// otherwise). It reports whether the caller should return (the child ran).
-func runUnprivileged(t *testing.T) bool {
-	if os.Geteuid() != 0 || os.Getenv("CGCAT_UNPRIVILEGED") == "1" {
-		return false
-	}
-	dir, err := os.MkdirTemp("", "cgcat-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "scan.test")
-	src, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	src.Close()
-	dst.Close()
-	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "CGCAT_UNPRIVILEGED=1", "HOME="+dir, "TMPDIR=/tmp")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("unprivileged run failed: %v\n%s", err, out)
-	}
-	if !slices.Contains(splitLines(string(out)), "--- PASS: "+t.Name()) && !containsPass(string(out), t.Name()) {
-		t.Fatalf("unprivileged run did not pass:\n%s", out)
-	}
-	return true
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := range s {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
-}
-
-func containsPass(out, name string) bool {
-	for _, l := range splitLines(out) {
-		if len(l) > 0 && (l == "--- PASS: "+name || len(l) > len("--- PASS: "+name) && l[:len("--- PASS: "+name)] == "--- PASS: "+name) {
-			return true
-		}
-	}
-	return false
-}
 
 // TestUnreadableDirectoryIsAGap: a directory we may not read is a coverage
 // gap, never "all gone": a project seen before inside it stays, marked
 // inaccessible only by a direct re-check.
 func TestUnreadableDirectoryIsAGap(t *testing.T) {
-	if runUnprivileged(t) {
+	if fixture.RunUnprivileged(t) {
 		return
 	}
 	if os.Geteuid() == 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
@@ -104,7 +105,7 @@ func (s *Scanner) linkMove(tx *store.Tx, p *local.Project) error {
 		if err != nil || old == nil {
 			return err
 		}
-		if v := Probe(old.Root); v.Project && dbIDOf(old.Root) == old.DBID {
+		if v := marker.Probe(old.Root); v.Project && dbIDOf(old.Root) == old.DBID {
 			continue // still there too: a copy, not a move
 		}
 		s.markMissing(old, "its index moved to another folder", p.ID)
@@ -173,7 +174,7 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	}
 	var gone []*local.Project
 	for _, p := range recheck {
-		v := Probe(p.Root)
+		v := marker.Probe(p.Root)
 		avail, state, why := v.Availability, v.IndexState, v.Why
 		if r := s.rootOf(p.Root); r != "" && avail == local.Missing {
 			if _, err := os.Stat(r); err != nil {
@@ -307,7 +308,7 @@ func MetaHash(m local.Metadata) uint64 {
 
 // dbIDOf is the file identity of a root's codegraph.db ("" if unknown).
 func dbIDOf(root string) string {
-	id, err := pathid.FileID(root + string(os.PathSeparator) + MarkerDir + string(os.PathSeparator) + MarkerFile)
+	id, err := pathid.FileID(root + string(os.PathSeparator) + marker.Dir + string(os.PathSeparator) + marker.File)
 	if err != nil || id.IsZero() {
 		return ""
 	}

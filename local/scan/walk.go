@@ -14,7 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/cgcat/cgcat/local/pathid"
 )
 
@@ -35,7 +37,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 		cond     = sync.NewCond(&mu)
 		inflight int
 		res      walkResult
-		exclude  = map[string]bool{MarkerDir: true}
+		exclude  = map[string]bool{marker.Dir: true}
 	)
 	stack = slices.Clone(stack)
 	for _, e := range s.opt.ExcludeNames {
@@ -86,15 +88,25 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 // readDir lists one directory: it reports the project the directory is (if
 // its own .codegraph holds the marker), the child directories to visit, and
 // a gap for what it could not or may not cover.
+//
+// The directory is opened with no symlink in any component of its path (a
+// directory swapped for a symlink since it was queued is refused, never
+// followed), and its marker and metadata are read relative to that open
+// directory, so nothing read can come from elsewhere.
 func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, proj *found, gap *Gap) {
 	if it.Path == "" || !s.underRoots(it.Path) {
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
+	d, err := nofollow.OpenDir(it.Path)
+	if err != nil {
+		return nil, nil, openGap(it, err)
+	}
+	defer d.Close()
 	hasMarker := false
 	badName := ""
 	deeper := 0 // subdirectories not entered because of maxDepth
-	err := listDir(it.Path, func(name string, t fs.FileMode) {
-		if name == MarkerDir && t.IsDir() {
+	err = d.List(func(name string, t fs.FileMode) {
+		if name == marker.Dir && t.IsDir() {
 			hasMarker = true
 			return
 		}
@@ -118,6 +130,8 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 			}
 			children = append(children, item{Path: child, Depth: it.Depth + 1})
 		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
+			// Followed by its canonical target, which must lie under a
+			// discovery root; that path is opened like any other.
 			target, err := pathid.Canonical(child)
 			if err != nil {
 				return
@@ -132,9 +146,6 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		}
 	})
 	if err != nil {
-		if it.Depth == 0 && errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &Gap{Path: it.Path, Kind: local.GapOffline, Why: "discovery root is not reachable (an offline volume, or removed?)"}
-		}
 		return nil, nil, gapFor(it.Path, err)
 	}
 	switch {
@@ -144,23 +155,28 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		gap = &Gap{Path: it.Path, Kind: local.GapDepth, Why: fmt.Sprintf("%d folder(s) below here are deeper than discovery.maxDepth %d and were not searched; raise discovery.maxDepth to include them", deeper, s.opt.MaxDepth)}
 	}
 	if hasMarker {
-		if v := Probe(it.Path); v.Project {
-			proj = s.project(it.Path)
+		if v := marker.ProbeDir(d); v.Project {
+			proj = s.project(d, v)
 		}
 	}
 	return children, proj, gap
 }
 
-// project reads what a found project's record needs: its metadata (unless
-// its stamp says nothing changed since it was read), the identity of its
-// database, and the identities of the directories that lead to it.
-func (s *Scanner) project(root string) *found {
-	f := &found{root: root, stamp: meta.Stamp(root), dbID: dbIDOf(root), lineage: s.lineage(root)}
+// project reads what a found project's record needs, through its open
+// directory: its metadata (unless its stamp says nothing changed since it
+// was read), the identity of its database, and the identities of the
+// directories that lead to it.
+func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict) *found {
+	root := d.Path()
+	f := &found{root: root, stamp: meta.Stamp(root), lineage: s.lineage(root)}
+	if !v.DB.IsZero() {
+		f.dbID = v.DB.String()
+	}
 	s.mu.Lock()
 	known := s.stamps[pathid.Key(root)]
 	s.mu.Unlock()
 	if f.stamp == 0 || known != f.stamp {
-		m := meta.Read(root, s.opt.Meta)
+		m := meta.ReadDir(d, s.opt.Meta)
 		f.meta = &m
 	}
 	return f
@@ -175,9 +191,8 @@ func (s *Scanner) lineage(root string) []string {
 	}
 	var ids []string
 	for d := root; ; d = filepath.Dir(d) {
-		id, err := pathid.FileID(d)
-		if err == nil && !id.IsZero() {
-			ids = append(ids, id.String())
+		if id, err := pathid.DirID(d); err == nil {
+			ids = append(ids, id)
 		}
 		if pathid.Same(d, top) || filepath.Dir(d) == d {
 			break
@@ -194,5 +209,5 @@ func gapFor(path string, err error) *Gap {
 	if errors.Is(err, fs.ErrPermission) {
 		return &Gap{Path: path, Kind: local.GapUnreadable, Why: "permission denied"}
 	}
-	return &Gap{Path: path, Kind: local.GapUnreadable, Why: errText(err)}
+	return &Gap{Path: path, Kind: local.GapUnreadable, Why: marker.ErrText(err)}
 }

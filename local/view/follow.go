@@ -4,16 +4,17 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
-// Follower reads what writers publish, without any lock. It is not safe
-// for concurrent use; its owner (the catalog) serialises calls.
+// Follower reads what writers publish, without any lock on the store.
+// Changed may be called from any goroutine at any time; Next calls must be
+// serialised by the owner (the catalog).
 type Follower struct {
 	dataDir string
-	stamp   stamp   // the pointer file as last read
-	at      Pointer // what the caller has applied: store, head
-	started bool
+	seen    atomic.Pointer[stamp] // the pointer file as last read (nil: never)
+	at      Pointer               // what the caller has applied: store, head
 }
 
 type stamp struct {
@@ -51,13 +52,17 @@ var ErrNoView = errors.New("no published catalog yet")
 
 // Changed reports, with one stat, whether the pointer moved since the last
 // Next.
-func (f *Follower) Changed() bool { return !f.started || stampOf(PointerFile(f.dataDir)) != f.stamp }
+func (f *Follower) Changed() bool {
+	seen := f.seen.Load()
+	return seen == nil || stampOf(PointerFile(f.dataDir)) != *seen
+}
 
 // Next returns what was published since the last call. On any error the
 // follower stays where it was, so the caller keeps its last good view.
 func (f *Follower) Next() (Update, error) {
 	st := stampOf(PointerFile(f.dataDir))
-	if f.started && st == f.stamp {
+	started := f.seen.Load() != nil
+	if started && st == *f.seen.Load() {
 		return Update{}, nil
 	}
 	ptr, ok := ReadPointer(f.dataDir)
@@ -66,7 +71,7 @@ func (f *Follower) Next() (Update, error) {
 	}
 	var u Update
 	from := f.at.Head
-	if !f.started || ptr.StoreID != f.at.StoreID || ptr.Head < f.at.Head || f.at.Head < ptr.Base {
+	if !started || ptr.StoreID != f.at.StoreID || ptr.Head < f.at.Head || f.at.Head < ptr.Base {
 		// First read, another store in this data dir (deleted and made
 		// again, or replaced), or the chain moved past us: a base.
 		s, err := ReadBase(f.dataDir, ptr.Base)
@@ -82,7 +87,7 @@ func (f *Follower) Next() (Update, error) {
 		d, err := ReadDelta(f.dataDir, seq)
 		if errors.Is(err, fs.ErrNotExist) && u.Snapshot == nil {
 			// Removed under us by a newer base: start from that instead.
-			f.started = false
+			f.seen.Store(nil)
 			return f.Next()
 		}
 		if err != nil {
@@ -93,7 +98,8 @@ func (f *Follower) Next() (Update, error) {
 		}
 		u.Deltas = append(u.Deltas, d)
 	}
-	f.stamp, f.at, f.started = st, ptr, true
+	f.at = ptr
+	f.seen.Store(&st)
 	return u, nil
 }
 

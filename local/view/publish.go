@@ -8,19 +8,24 @@ import (
 	"strings"
 )
 
-// A new base is published once this many deltas, or this many bytes of
-// them, pile up after the current one: a reader that starts then reads one
-// base and a few deltas, and the writer rewrites the whole catalog rarely.
+// A new base is published once this many deltas pile up after the current
+// one, or their bytes reach a quarter of the base (at least minDeltaBytes):
+// a reader that starts then reads one base and a few deltas, and a writer
+// rewrites the whole catalog only after changing a good part of it.
 const (
 	maxDeltas     = 256
 	minDeltaBytes = 1 << 20
 )
 
+func baseDue(p Pointer) bool {
+	return p.Head-p.Base >= maxDeltas || p.DeltaBytes >= max(minDeltaBytes, p.BaseBytes/4)
+}
+
 // Publish writes d as the delta after ptr's head and moves the pointer.
 // The caller holds the store's write lock, so publications never race; it
 // must have checked that ptr is the chain d continues (ptr.Head == d.Seq-1,
 // same store). It reports whether a new base is due.
-func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, baseDue bool, err error) {
+func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, due bool, err error) {
 	b, err := encodeDelta(d)
 	if err != nil {
 		return ptr, false, err
@@ -29,11 +34,11 @@ func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, baseDue 
 	if err := writeFile(dir, deltaName(d.Seq), b); err != nil {
 		return ptr, false, fmt.Errorf("publish catalog change %d: %w", d.Seq, err)
 	}
-	next = Pointer{StoreID: d.StoreID, Base: ptr.Base, Head: d.Seq, Revision: d.Revision, DeltaBytes: ptr.DeltaBytes + int64(len(b))}
+	next = Pointer{StoreID: d.StoreID, Base: ptr.Base, Head: d.Seq, Revision: d.Revision, DeltaBytes: ptr.DeltaBytes + int64(len(b)), BaseBytes: ptr.BaseBytes}
 	if err := writePointer(dataDir, next); err != nil {
 		return ptr, false, err
 	}
-	return next, next.Head-next.Base >= maxDeltas || next.DeltaBytes >= minDeltaBytes, nil
+	return next, baseDue(next), nil
 }
 
 // PublishBase writes s as a new base, moves the pointer to it, and removes
@@ -53,7 +58,7 @@ func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 	if err := writeFile(dir, baseName(s.Seq), b); err != nil {
 		return Pointer{}, fmt.Errorf("publish catalog %d: %w", s.Seq, err)
 	}
-	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision}
+	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: int64(len(b))}
 	if err := writePointer(dataDir, ptr); err != nil {
 		return Pointer{}, err
 	}

@@ -71,9 +71,9 @@ type Pointer struct {
 	Base     uint64
 	Head     uint64
 	Revision uint64
-	// DeltaBytes is the size of the deltas after Base, to decide when a
-	// new base is cheaper for readers.
-	DeltaBytes int64
+	// DeltaBytes is the size of the deltas after Base and BaseBytes the
+	// size of Base, to decide when a new base is cheaper for readers.
+	DeltaBytes, BaseBytes int64
 }
 
 // Dir is where the files live, in a data dir.
@@ -88,7 +88,7 @@ func deltaName(seq uint64) string { return fmt.Sprintf("delta-%016x.v%d", seq, F
 const pointerMagic = "cgview"
 
 func (p Pointer) String() string {
-	return fmt.Sprintf("%s %d %s %d %d %d %d\n", pointerMagic, Format, p.StoreID, p.Base, p.Head, p.Revision, p.DeltaBytes)
+	return fmt.Sprintf("%s %d %s %d %d %d %d %d\n", pointerMagic, Format, p.StoreID, p.Base, p.Head, p.Revision, p.DeltaBytes, p.BaseBytes)
 }
 
 // ReadPointer reads the pointer file. ok is false when there is none, or
@@ -99,10 +99,10 @@ func ReadPointer(dataDir string) (p Pointer, ok bool) {
 		return p, false
 	}
 	f := strings.Fields(string(b))
-	if len(f) != 7 || f[0] != pointerMagic || f[1] != strconv.Itoa(Format) {
+	if len(f) != 8 || f[0] != pointerMagic || f[1] != strconv.Itoa(Format) {
 		return p, false
 	}
-	nums := make([]uint64, 4)
+	nums := make([]uint64, 5)
 	for i := range nums {
 		n, err := strconv.ParseUint(f[3+i], 10, 64)
 		if err != nil {
@@ -110,7 +110,7 @@ func ReadPointer(dataDir string) (p Pointer, ok bool) {
 		}
 		nums[i] = n
 	}
-	p = Pointer{StoreID: f[2], Base: nums[0], Head: nums[1], Revision: nums[2], DeltaBytes: int64(nums[3])}
+	p = Pointer{StoreID: f[2], Base: nums[0], Head: nums[1], Revision: nums[2], DeltaBytes: int64(nums[3]), BaseBytes: int64(nums[4])}
 	return p, p.StoreID != "" && p.Head >= p.Base
 }
 

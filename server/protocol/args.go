@@ -119,7 +119,7 @@ func jsonKind(v any) string {
 	return "null"
 }
 
-// ParseProjects validates local_codegraph_projects' arguments (seed 6.2).
+// ParseProjects validates local_codegraph_projects' arguments (R15: the input schema as published).
 func ParseProjects(args map[string]any) (server.ProjectsArgs, error) {
 	a := server.ProjectsArgs{Limit: server.DefaultLimit}
 	if err := checkKeys(args, "query", "workspacePath", "limit", "cursor", "refresh"); err != nil {
@@ -150,7 +150,7 @@ func ParseProjects(args map[string]any) (server.ProjectsArgs, error) {
 	return a, a.Validate()
 }
 
-// ParseResolve validates local_codegraph_resolve's arguments (seed 6.4).
+// ParseResolve validates local_codegraph_resolve's arguments (R15, R21).
 func ParseResolve(args map[string]any) (server.ResolveArgs, error) {
 	var a server.ResolveArgs
 	if err := checkKeys(args, "projectId", "expectedRecordRevision"); err != nil {

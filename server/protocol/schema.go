@@ -1,6 +1,7 @@
 package protocol
 
-// inputSchemaProjects and inputSchemaResolve are seed 6.2 and 6.4 verbatim.
+// inputSchemaProjects and inputSchemaResolve are the tools' input schemas as
+// specified (docs/requirements.md R15), word for word.
 const inputSchemaProjects = `{
   "type": "object",
   "properties": {

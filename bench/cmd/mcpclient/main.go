@@ -9,6 +9,9 @@
 //	    hot local_codegraph_projects latency p50/p99 (limit 5) once the
 //	    first discovery pass is over, an MCP ping's round trip (the
 //	    transport alone), and the server's RSS
+//	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1]
+//	    several servers on one data dir, a scan running, concurrent calls
+//	    in a host-like mix: p50/p99/errors (see load.go)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -53,6 +56,10 @@ func main() {
 	mode := fs.String("mode", "refresh", "discovery: refresh (refresh: true) or interval (periodic refresh only)")
 	trials := fs.Int("trials", 5, "discovery: new projects, one after the other")
 	timeout := fs.Duration("timeout", 20*time.Minute, "discovery: give up on one project after this")
+	serves := fs.Int("serves", 4, "load: cgcat serve processes on the one data dir")
+	calls := fs.Int("calls", 500, "load: concurrent calls spread over the servers")
+	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
+	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
 		log.Fatal("-config is required")
@@ -62,6 +69,8 @@ func main() {
 		runInit(*bin, *cfg, *repeat)
 	case "query":
 		runQuery(*bin, *cfg, *queries, *n, *label)
+	case "load":
+		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")

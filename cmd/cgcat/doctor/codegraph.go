@@ -15,7 +15,7 @@ const codegraphTimeout = 30 * time.Second
 
 // codegraphChecks finds CodeGraph's own entry in the host, checks that
 // cgcat's entry names it, and starts it: codegraph_explore must take
-// projectPath (seed §10 backend_incompatible).
+// projectPath (backend_incompatible, R41).
 func codegraphChecks(ctx context.Context, in HostInput, servers []hostconfig.Server, ours hostconfig.Server) []Check {
 	add := hostconfig.CodeGraphAddCommand(in.Host)
 	s, ok := hostconfig.FindCodeGraph(servers)

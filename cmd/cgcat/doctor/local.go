@@ -135,7 +135,7 @@ func DataDir(raw string) (cs []Check, usable bool) {
 		if err := probeWritable(raw); err != nil {
 			return []Check{Failf(fmt.Sprintf("make it writable by this user (chmod u+w %s) or point dataDir elsewhere", dd), "data dir %s is not writable: %v", dd, err)}, false
 		}
-		return []Check{Okf("data dir %s is writable", dd)}, true
+		return append([]Check{Okf("data dir %s is writable", dd)}, freeSpace(raw)...), true
 	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return []Check{Failf("make it reachable by this user or point dataDir elsewhere", "data dir %s cannot be checked: %v", dd, err)}, false
 	}
@@ -150,7 +150,7 @@ func DataDir(raw string) (cs []Check, usable bool) {
 			if err := probeWritable(parent); err != nil {
 				return []Check{Failf(fmt.Sprintf("create %s yourself with write permission for this user, or point dataDir elsewhere", dd), "data dir %s does not exist and cannot be created: %s is not writable (%v)", dd, p(parent), err)}, false
 			}
-			return []Check{Okf("data dir %s does not exist yet; cgcat creates it on first use (%s is writable)", dd, p(parent))}, true
+			return append([]Check{Okf("data dir %s does not exist yet; cgcat creates it on first use (%s is writable)", dd, p(parent))}, freeSpace(parent)...), true
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return []Check{Failf("make it reachable by this user or point dataDir elsewhere", "data dir %s cannot be checked: %v", dd, err)}, false
@@ -183,7 +183,6 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		return []Check{Warnf("cgcat scan (or start a host: its cgcat serve scans in the background)", "no catalog yet in %s", p(cfg.DataDir))}
 	}
 	var cs []Check
-	cs = append(cs, freeSpace(cfg.DataDir)...)
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return append(cs, storeFailure(dbDir, err))

@@ -12,8 +12,12 @@ func freeSpace(dir string) []Check {
 		return nil
 	}
 	free := uint64(fs.Bavail) * uint64(fs.Bsize)
-	if free < lowSpace {
-		return []Check{Warnf("free some space on that disk, or point dataDir elsewhere", "only %d KiB free on the data dir's disk (%s): discovery stops when it is full", free>>10, p(dir))}
+	fix := "free some space on that disk, or point dataDir elsewhere; answers keep coming from the catalog as it was"
+	switch {
+	case free < 1<<20:
+		return []Check{Failf(fix, "the data dir's disk is full (%d KiB free space left on %s): discovery cannot write the catalog", free>>10, p(dir))}
+	case free < lowSpace:
+		return []Check{Warnf(fix, "the data dir's disk is low on space: %d MiB free on %s; discovery stops when it is full", free>>20, p(dir))}
 	}
-	return []Check{Infof("%d MiB free on the data dir's disk", free>>20)}
+	return []Check{Infof("%d MiB free space on the data dir's disk", free>>20)}
 }

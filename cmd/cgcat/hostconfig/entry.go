@@ -127,7 +127,7 @@ func (e Entry) args() []string {
 // Args are the arguments after the cgcat command, as every host runs them.
 func (e Entry) Args() []string { return e.args() }
 
-// Snippets returns the two configuration fragments of seed sections 8 and 9
+// Snippets returns the host configuration fragments (R24)
 // with the real absolute paths, for `cgcat install --print`. They are
 // fragments to merge by hand, not whole files. Invalid UTF-8 in a path is
 // replaced by U+FFFD (Upsert refuses such paths).

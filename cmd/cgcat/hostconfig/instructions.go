@@ -2,7 +2,7 @@ package hostconfig
 
 import "fmt"
 
-// The short agent usage text of seed section 7, shared by both hosts. It is
+// The short agent usage text (R25), shared by every host. It is
 // printed for the user to add to their own AGENTS.md or rules; this package
 // never writes it anywhere.
 const (
@@ -17,7 +17,7 @@ Hosts prefix tool names with the server name: take the real names from your tool
 `
 )
 
-// Instructions returns the short agent usage text (seed section 7) in
+// Instructions returns the short agent usage text (R25) in
 // "en" or "zh". It only returns text: it never writes AGENTS.md or any
 // other file.
 func Instructions(lang string) (string, error) {

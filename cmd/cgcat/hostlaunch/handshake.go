@@ -99,7 +99,7 @@ func stepError(step string, err error, timeout time.Duration, ctx context.Contex
 const ExploreTool = "codegraph_explore"
 
 // ErrBackendIncompatible: the CodeGraph server does not list
-// codegraph_explore with a projectPath parameter (seed §10
+// codegraph_explore with a projectPath parameter (R41:
 // backend_incompatible).
 var ErrBackendIncompatible = errors.New("backend_incompatible")
 

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cgcat/cgcat/bench/selection"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// runLoad is issue 14's scenario: several `cgcat serve` processes on one
+// data dir, a `cgcat scan` re-walking the tree meanwhile, and calls
+// concurrent calls spread over the servers, in a mix of what hosts ask:
+// 55 % one- or two-word queries (limit 5, 10 or 50), 15 % listings, 10 %
+// with a workspacePath (a fifth of those with refresh: true) and 20 %
+// resolves of ids seen earlier. It prints one table row: calls, errors,
+// p50, p99, max, and how often mcp-go fell back to answering on its read
+// loop ("queue full").
+func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed uint64) {
+	qs, err := selection.LoadQueries(filepath.Dir(queries))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var words []string
+	for _, q := range qs {
+		if q.Workspace == "" && len(strings.Fields(q.Query)) <= 2 {
+			words = append(words, q.Query)
+		}
+	}
+	var workspaces []string
+	var ids []string
+	srv := make([]*server, serves)
+	for i := range srv {
+		if srv[i], err = startServer(bin, cfg); err != nil {
+			log.Fatal(err)
+		}
+		defer srv[i].stop()
+	}
+	// The catalog is loaded and every server answers before the clock starts.
+	for _, s := range srv {
+		if err := s.waitScanned(30 * time.Minute); err != nil {
+			log.Fatal(err)
+		}
+	}
+	all, err := srv[0].call("local_codegraph_projects", map[string]any{"limit": 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range all.Projects {
+		ids = append(ids, p.ProjectID)
+		if p.ProjectPath != nil {
+			workspaces = append(workspaces, filepath.Join(*p.ProjectPath, "src"))
+		}
+	}
+	if len(ids) == 0 || len(words) == 0 {
+		log.Fatal("no projects or no queries")
+	}
+	var scan *exec.Cmd
+	if withScan {
+		scan = exec.Command(bin, "scan", "--config", cfg)
+		if err := scan.Start(); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { _ = scan.Process.Kill(); _ = scan.Wait() }()
+		time.Sleep(200 * time.Millisecond) // the scan holds its lease and commits
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	type job struct {
+		s    *server
+		tool string
+		args map[string]any
+	}
+	jobs := make([]job, calls)
+	for i := range jobs {
+		s := srv[i%len(srv)]
+		r := rng.IntN(100)
+		switch {
+		case r < 55:
+			jobs[i] = job{s, "local_codegraph_projects", map[string]any{"query": words[rng.IntN(len(words))], "limit": []int{5, 10, 50}[rng.IntN(3)]}}
+		case r < 70:
+			jobs[i] = job{s, "local_codegraph_projects", map[string]any{"limit": []int{5, 10, 50}[rng.IntN(3)]}}
+		case r < 80:
+			a := map[string]any{"query": words[rng.IntN(len(words))], "workspacePath": workspaces[rng.IntN(len(workspaces))]}
+			if rng.IntN(5) == 0 {
+				a["refresh"] = true
+			}
+			jobs[i] = job{s, "local_codegraph_projects", a}
+		default:
+			jobs[i] = job{s, "local_codegraph_resolve", map[string]any{"projectId": ids[rng.IntN(len(ids))]}}
+		}
+	}
+	lat := make([]time.Duration, calls)
+	errs := make([]error, calls)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			t := time.Now()
+			_, errs[i] = j.s.call(j.tool, j.args)
+			lat[i] = time.Since(t)
+		}()
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	wall := time.Since(t0)
+	nerr := 0
+	for _, e := range errs {
+		if e != nil {
+			nerr++
+			if nerr <= 3 {
+				fmt.Fprintln(os.Stderr, "error:", e)
+			}
+			if nerr == 1 {
+				st := jobs[errIndex(errs)].s.stderr.String()
+				fmt.Fprintln(os.Stderr, "its server's stderr (tail):", st[max(0, len(st)-3000):])
+			}
+		}
+	}
+	full := 0
+	for _, s := range srv {
+		full += strings.Count(s.stderr.String(), "queue full")
+	}
+	fmt.Printf("| %d | %d | %v | %d | %.1f | %.1f | %.1f | %.0f | %d |\n", serves, calls, withScan, nerr,
+		ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), ms(slices.Max(lat)), ms(wall), full)
+}
+
+type answer struct {
+	Status   string `json:"status"`
+	Projects []struct {
+		ProjectID   string  `json:"projectId"`
+		ProjectPath *string `json:"projectPath"`
+	} `json:"projects"`
+}
+
+func (s *server) call(tool string, args map[string]any) (answer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := s.c.CallTool(ctx, req)
+	var a answer
+	if err != nil {
+		return a, err
+	}
+	if res.IsError {
+		return a, fmt.Errorf("tool error: %v", res.Content)
+	}
+	return a, json.Unmarshal(res.RawStructuredContent, &a)
+}
+
+func errIndex(errs []error) int {
+	for i, e := range errs {
+		if e != nil {
+			return i
+		}
+	}
+	return 0
+}
