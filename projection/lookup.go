@@ -23,9 +23,10 @@ import (
 // process's service when it has one. The card is decoded as the mirror
 // decodes it (never a path) and is not stored.
 type CardLookup struct {
-	conn gbrain.Connection
-	opts gbrain.Options
-	set  Settings
+	conn    gbrain.Connection
+	opts    gbrain.Options
+	set     Settings
+	dataDir string
 
 	mu   sync.Mutex
 	live interface{ Current() *gbrain.Client }
@@ -51,7 +52,7 @@ func NewCardLookup(cfg *config.Config, log *slog.Logger) (*CardLookup, error) {
 		return nil, err
 	}
 	return &CardLookup{conn: conn, opts: gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log},
-		set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}}, nil
+		set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}, dataDir: cfg.DataDir}, nil
 }
 
 // LookupCard returns the card at slugPrefix/<projectID>, nil when GBrain
@@ -88,6 +89,12 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 	}
 	lc, ok := judgeCard(l.set, slug, page, nil)
 	if !ok || lc.ProjectID != projectID {
+		return nil, nil
+	}
+	// This machine's own cards are known from the mirror the lease holder
+	// keeps; one only GBrain still has is being taken back (its project was
+	// forgotten here) or not mirrored yet: it says nothing resolve may use.
+	if id, err := store.ReadIdentity(l.dataDir); err == nil && lc.MachineID == id.MachineID {
 		return nil, nil
 	}
 	return lc, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
 )
 
 // The mirror: the lease holder keeps a copy of the searchable fields of
@@ -88,6 +89,7 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 	// What the store knows: the mirror, and this machine's writes.
 	mirror := map[string]*local.Card{}
 	undecodable := map[string]string{} // as of the last refresh
+	retracting := map[string]bool{}    // slugs of own cards queued for retraction
 	states := map[string]*State{}      // by slug
 	fromRecord := map[string]*local.Card{}
 	err = p.st.View(ctx, func(r *store.Reader) error {
@@ -96,6 +98,16 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 		}
 		if v, ok, _ := r.Get(keyUndecodable); ok {
 			_ = json.Unmarshal(v, &undecodable)
+		}
+		// This machine's cards being taken back (forgotten, hidden) stay
+		// out of the mirror meanwhile: nothing may resolve or reclaim them.
+		rows, _ := outbox.Pending(r, 0)
+		for _, row := range rows {
+			if row.Retract {
+				if slug, err := gbrain.CardSlug(p.set.SlugPrefix, row.ProjectID); err == nil {
+					retracting[slug] = true
+				}
+			}
 		}
 		if err := r.Scan(prefixState, func(k string, v []byte) bool {
 			var s State
@@ -155,6 +167,14 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 			continue
 		}
 		rep.Listed++
+		if retracting[slug] {
+			// Not mirrored while its retraction is pending (a person's
+			// edited copy stays as it was).
+			if m := mirror[slug]; m != nil && !m.Edited {
+				dels = append(dels, slug)
+			}
+			continue
+		}
 		if m := mirror[slug]; m != nil && m.UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "" {
 			rep.Kept++
 			continue

@@ -383,6 +383,8 @@ func (s *Service) round(ctx context.Context, full, fresh bool) (err error, netwo
 		}
 		return err, true
 	}
+	// GBrain answered: every host may say so now, not only after the round.
+	s.contact(ctx, nil)
 	defer func() {
 		s.mu.Lock()
 		s.lastUse = time.Now()
