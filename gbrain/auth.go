@@ -126,7 +126,8 @@ type tokenSource struct {
 	scopes        []string
 	fetches       int
 	rejections    int
-	consecutive   int // 401s since the last accepted request
+	consecutive   int    // 401s since the last accepted request, one per token generation
+	lastRejected  uint64 // the generation of the last token refused (0: none)
 	lastRejection string
 	nextTry       time.Time
 }
@@ -239,6 +240,7 @@ func (s *tokenSource) cached(usable bool) (string, uint64, bool) {
 func (s *tokenSource) accepted() {
 	s.mu.Lock()
 	s.consecutive = 0
+	s.lastRejected = 0
 	s.mu.Unlock()
 }
 
@@ -250,7 +252,12 @@ func (s *tokenSource) rejected(gen uint64, resp *http.Response) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rejections++
-	s.consecutive++
+	// Several requests in flight with one token all come back 401 when it
+	// expires: that is one refused token, not several in a row.
+	if gen == 0 || gen != s.lastRejected {
+		s.consecutive++
+		s.lastRejected = gen
+	}
 	s.lastRejection = why
 	if s.mode == AuthClientCredentials && gen == s.gen {
 		s.tok = ""

@@ -170,6 +170,13 @@ func TestTokenRenewal(t *testing.T) {
 	if a := s.info(); a.Rejections != 2 || a.LastRejection != "Token expired" {
 		t.Errorf("info %+v", a)
 	}
+	// Requests in flight with one token that expired all come back 401:
+	// one refused token, not a run of them.
+	n := s.inARow()
+	s.rejected(gen, resp)
+	if s.inARow() != n {
+		t.Errorf("a second 401 for the same token counted as another in a row: %d → %d", n, s.inARow())
+	}
 }
 
 func TestRefreshMargin(t *testing.T) {

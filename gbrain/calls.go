@@ -267,6 +267,54 @@ func (c *Client) PutPage(ctx context.Context, slug, content string) (*PutResult,
 	return &r, nil
 }
 
+// DeleteResult is a delete_page answer.
+type DeleteResult struct {
+	Slug   string `json:"slug"`
+	Status string `json:"status"` // StatusSoftDeleted or StatusAlreadyDeleted
+}
+
+// delete_page statuses.
+const (
+	StatusSoftDeleted    = "soft_deleted"         // hidden now, restorable for 72 h
+	StatusAlreadyDeleted = "already_soft_deleted" // it was hidden before
+)
+
+// DeletePage soft-deletes a page of the server's source (GBrain hides it
+// from get_page, list_pages and search; it can be restored for 72 h, and a
+// later put_page brings it back). Only the slug is sent. A nil error means
+// the page is deleted now (StatusSoftDeleted or StatusAlreadyDeleted).
+//
+// Errors (all *CallError): ErrInvalidSlug (not sent) and ErrPageNotFound
+// (no such page) — Definite; GBrain's isError answers as for PutPage; a
+// lost answer is Ambiguous (read the page back: absent means deleted).
+func (c *Client) DeletePage(ctx context.Context, slug string) (*DeleteResult, error) {
+	const tool = "delete_page"
+	if c.opts.ExpectedSource == "" {
+		return nil, &CallError{Tool: tool, Class: Definite, Err: fmt.Errorf("%w: refusing to delete (set the expected source)", ErrNoSource)}
+	}
+	if err := ValidateSlug(slug); err != nil {
+		return nil, &CallError{Tool: tool, Class: Definite, Err: err}
+	}
+	if c.auth != nil {
+		if err := c.verifyWriteSource(ctx); err != nil {
+			return nil, &CallError{Tool: tool, Class: Classify(err), Err: err}
+		}
+	}
+	var r DeleteResult
+	if err := c.call(ctx, tool, map[string]any{"slug": slug}, true, &r); err != nil {
+		return nil, err
+	}
+	switch r.Status {
+	case StatusSoftDeleted, StatusAlreadyDeleted:
+	default:
+		return nil, &CallError{Tool: tool, Class: Ambiguous, Err: garbage("unknown delete_page status", r.Status)}
+	}
+	if r.Slug != slug {
+		return nil, &CallError{Tool: tool, Class: Definite, Err: &SlugMismatchError{Want: slug, Got: r.Slug, Status: r.Status}}
+	}
+	return &r, nil
+}
+
 // ListPages returns one page of list_pages rows. There is no cursor and no
 // prefix filter: enumerate by Tag with Sort SortSlug and a growing Offset,
 // and expect rows to shift under concurrent writes (de-duplicate, re-scan).
@@ -471,6 +519,25 @@ func firstNonEmpty(xs ...string) string {
 		}
 	}
 	return ""
+}
+
+// BrainIdentity is GBrain's get_brain_identity answer: what it tells of
+// the brain it serves (not its id: GBrain names no brain over MCP).
+type BrainIdentity struct {
+	Version    string `json:"version"`
+	Engine     string `json:"engine"` // "pglite" or "postgres"
+	PageCount  int    `json:"page_count"`
+	ChunkCount int    `json:"chunk_count"`
+}
+
+// BrainIdentity asks GBrain about the brain it serves (version, engine,
+// counts). Errors as for Whoami; an older GBrain answers unknown_tool.
+func (c *Client) BrainIdentity(ctx context.Context) (*BrainIdentity, error) {
+	var bi BrainIdentity
+	if err := c.call(ctx, "get_brain_identity", map[string]any{}, false, &bi); err != nil {
+		return nil, err
+	}
+	return &bi, nil
 }
 
 // SourcesList returns the registered sources GBrain shows this connection

@@ -53,7 +53,12 @@ type Card struct {
 	Packages       []string
 	Keywords       []string
 	RecordRevision uint64
-	Path           string // only with ProjectionLocalPaths
+	// RootKey is the keyed hash of the project's canonical root on its
+	// machine (HMAC with that machine's secret): the same root gives the
+	// same key there, and nobody else can tell which root it names. It
+	// lets a machine that lost its catalog take its ids back. Optional.
+	RootKey string
+	Path    string // only with ProjectionLocalPaths
 }
 
 // EncodeOptions choose the projection.
@@ -196,6 +201,10 @@ func Encode(c Card, o EncodeOptions) (string, error) {
 	w("record_revision", strconv.FormatUint(c.RecordRevision, 10))
 	w("locator", Locator(c.MachineID, c.ProjectID))
 	w("projection", projection)
+	if c.RootKey != "" {
+		// Quoted: a hex string can read as a number in YAML.
+		w("root_key", yamlQuote(c.RootKey))
+	}
 	if c.Description != "" {
 		w("description", yamlQuote(c.Description))
 	}
@@ -238,6 +247,9 @@ func checkCard(c Card, projection string) error {
 	}
 	if c.Name == "" {
 		return bad("empty name")
+	}
+	if c.RootKey != "" && !ValidRootKey(c.RootKey) {
+		return bad("root key %q (want 16 to 64 lowercase hex digits)", c.RootKey)
 	}
 	switch projection {
 	case ProjectionReferenceOnly:
@@ -355,6 +367,7 @@ func Decode(content string) (Card, error) {
 	locator := str("locator", 200, true)
 	projection := str("projection", 32, true)
 	path := str("path", MaxPathLen, false)
+	c.RootKey = str("root_key", 64, false)
 	c.Packages = list("packages", MaxItems)
 	c.Keywords = list("keywords", MaxItems)
 	c.Tags = list("tags", MaxItems+1)
@@ -368,6 +381,9 @@ func Decode(content string) (Card, error) {
 	}
 	if !ValidCardID(c.ProjectID) || !ValidCardID(c.MachineID) {
 		return bad(fmt.Errorf("bad project_id %q or machine_id %q", c.ProjectID, c.MachineID))
+	}
+	if c.RootKey != "" && !ValidRootKey(c.RootKey) {
+		return bad(fmt.Errorf("bad root_key %q", c.RootKey))
 	}
 	if locator != Locator(c.MachineID, c.ProjectID) {
 		return Card{}, fmt.Errorf("%w: locator %q does not match machine_id %q and project_id %q",

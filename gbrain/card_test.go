@@ -22,6 +22,7 @@ func sampleCard() Card {
 		Packages:       []string{"github.com/acme/payments-go", "@acme/payments"},
 		Keywords:       []string{"billing", "#hash", "billing"},
 		RecordRevision: 7,
+		RootKey:        "5d1c0f3a9b7e24681f0e3d2c4b5a6978",
 	}
 }
 
@@ -157,6 +158,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"other generator", replace("generator: cgcat\n", "generator: someone\n"), ErrNotOurCard},
 		{"path in reference-only", replace("projection: reference-only\n", "projection: reference-only\npath: /etc\n"), ErrPathForbidden},
 		{"id key", replace("type: project\n", "type: project\nid: x\n"), ErrNotOurCard},
+		{"root key not hex", replace(`root_key: "5d1c0f3a9b7e24681f0e3d2c4b5a6978"`, `root_key: "/home/dev/code"`), ErrCardInvalid},
 		{"other type", replace("type: project\n", "type: person\n"), ErrNotOurCard},
 		{"newer version", replace("card_version: 1\n", "card_version: 2\n"), ErrCardTooNew},
 		{"no version", replace("card_version: 1\n", ""), ErrCardInvalid},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -534,5 +535,98 @@ func TestCardsThroughGBrain(t *testing.T) {
 		if want := gbrain.Normalize(tc.card); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %#v\nwant %#v\n%s", tc.card.ProjectID, got, want, p.Content)
 		}
+	}
+}
+
+// delete_page soft-deletes: the page is gone for get, a second delete says
+// it already was, an unknown slug is page_not_found — and a lost answer is
+// ambiguous (the delete may have landed).
+func TestDeletePage(t *testing.T) {
+	f := gbraintest.New(t, src)
+	c := f.Dial(t, gbrain.Options{ExpectedSource: src})
+	slug := slugOf(t, "p-del")
+	if _, err := c.PutPage(ctx, slug, encode(t, card("p-del", 1))); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.DeletePage(ctx, slug)
+	if err != nil || r.Status != gbrain.StatusSoftDeleted || r.Slug != slug {
+		t.Fatalf("delete: %+v %v", r, err)
+	}
+	_, err = c.GetPage(ctx, slug, true)
+	wantClass(t, err, gbrain.Definite, gbrain.ErrPageNotFound)
+	if p := f.Page(t, src, slug); p == nil || p.DeletedAt == "" {
+		t.Fatalf("the fake should keep the page soft-deleted: %+v", p)
+	}
+	if r, err = c.DeletePage(ctx, slug); err != nil || r.Status != gbrain.StatusAlreadyDeleted {
+		t.Fatalf("second delete: %+v %v", r, err)
+	}
+	_, err = c.DeletePage(ctx, slugOf(t, "p-never"))
+	wantClass(t, err, gbrain.Definite, gbrain.ErrPageNotFound)
+	_, err = c.DeletePage(ctx, "Catalog/Upper")
+	wantClass(t, err, gbrain.Definite, gbrain.ErrInvalidSlug)
+
+	unpinned := f.Dial(t, gbrain.Options{})
+	_, err = unpinned.DeletePage(ctx, slug)
+	wantClass(t, err, gbrain.Definite, gbrain.ErrNoSource)
+
+	f.SetControl(t, gbraintest.Control{DropAfterApply: []string{"delete_page"}})
+	if _, err := c.PutPage(ctx, slug, encode(t, card("p-del", 2))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.DeletePage(ctx, slug)
+	wantClass(t, err, gbrain.Ambiguous)
+	if p := f.Page(t, src, slug); p == nil || p.DeletedAt == "" {
+		t.Fatalf("the dropped delete was applied first: %+v", p)
+	}
+}
+
+// OnStderr sees what the child says while it runs, line by line.
+func TestOnStderrStreamsTheChildsLines(t *testing.T) {
+	f := gbraintest.New(t, src)
+	var mu sync.Mutex
+	var lines []string
+	c := f.Dial(t, gbrain.Options{ExpectedSource: src, OnStderr: func(l string) {
+		mu.Lock()
+		lines = append(lines, l)
+		mu.Unlock()
+	}})
+	_ = c
+	// The child wrote the line before it answered; its copy to us may lag.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		mu.Lock()
+		got := strings.Join(lines, "\n")
+		mu.Unlock()
+		if strings.Contains(got, "serving MCP over stdio") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr lines: %q", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The expected brain is pinned for a stdio child (GBRAIN_BRAIN_ID, as the
+// source is with GBRAIN_SOURCE): an inherited value never wins, and a brain
+// GBrain does not know stops the child with GBrain's own words.
+func TestExpectedBrainIsPinnedForAStdioChild(t *testing.T) {
+	t.Setenv("GBRAIN_BRAIN_ID", "inherited-mount")
+	f := gbraintest.New(t, src)
+	f.Dial(t, gbrain.Options{ExpectedSource: src, ExpectedBrain: "host"})
+	starts := f.Starts(t)
+	if len(starts) != 1 || starts[0].EnvBrain != "host" {
+		t.Fatalf("the child saw GBRAIN_BRAIN_ID %+v", starts)
+	}
+	_, err := gbrain.Dial(ctx, f.Connection(), gbrain.Options{ExpectedSource: src, ExpectedBrain: "work-notes", HandshakeTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), `Unknown brain: "work-notes"`) {
+		t.Fatalf("an unknown brain: %v", err)
+	}
+	_, err = gbrain.Dial(ctx, f.Connection(), gbrain.Options{ExpectedSource: src, ExpectedBrain: "Bad Brain"})
+	wantClass(t, err, gbrain.Definite)
+	conn := f.Connection()
+	conn.Env["GBRAIN_BRAIN_ID"] = "other"
+	_, err = gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: src, ExpectedBrain: "host"})
+	if err == nil || !strings.Contains(err.Error(), "conflicts with the expected brain") {
+		t.Fatalf("a conflicting env: %v", err)
 	}
 }

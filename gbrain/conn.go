@@ -1,6 +1,7 @@
 package gbrain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -161,6 +162,12 @@ type Options struct {
 	// [a-z0-9-]{1,32}. A stdio child gets GBRAIN_SOURCE set to it; every page
 	// read is checked against it; PutPage refuses to run without it.
 	ExpectedSource string
+	// ExpectedBrain is the GBrain brain id the cards live in ("host", the
+	// brain of ~/.gbrain, or a mount id). A stdio child gets GBRAIN_BRAIN_ID
+	// set to it, as GBrain resolves its brain from that variable before its
+	// working directory; "" leaves the child's choice alone. Over HTTP the
+	// server decides (GBrain does not tell which brain a token serves).
+	ExpectedBrain string
 	// HandshakeTimeout bounds start-up to the initialize answer; zero means
 	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
@@ -172,6 +179,11 @@ type Options struct {
 	// ClientName and ClientVersion are sent in initialize; default "cgcat"
 	// and "dev".
 	ClientName, ClientVersion string
+	// OnStderr, when set, is called with every line a stdio child writes to
+	// stderr, as soon as it is written (a command-line user sees what GBrain
+	// says while it starts, e.g. that its brain is held by another
+	// process). It must not block.
+	OnStderr func(line string)
 }
 
 // ServerInfo is what GBrain said in its initialize answer.
@@ -231,6 +243,12 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	if opts.ExpectedSource != "" && !ValidSourceID(opts.ExpectedSource) {
 		return nil, &DialError{Class: Definite, Err: fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)}
 	}
+	if opts.ExpectedBrain != "" && !ValidBrainID(opts.ExpectedBrain) {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: expected brain %q is not a GBrain brain id (\"host\" or a mount id of [a-z0-9-])", opts.ExpectedBrain)}
+	}
+	if v, ok := conn.Env["GBRAIN_BRAIN_ID"]; ok && opts.ExpectedBrain != "" && v != opts.ExpectedBrain {
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_BRAIN_ID=%q conflicts with the expected brain %q", v, opts.ExpectedBrain)}
+	}
 	if v, ok := conn.Env["GBRAIN_SOURCE"]; ok && v != opts.ExpectedSource {
 		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_SOURCE=%q conflicts with the expected source %q", v, opts.ExpectedSource)}
 	}
@@ -254,6 +272,7 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	c := &Client{conn: conn, opts: opts, log: logger}
 	if conn.Command != "" {
 		c.stderr = newTailBuffer(StderrTailSize)
+		c.stderr.onLine = opts.OnStderr
 		env := childEnv(conn, opts)
 		c.tr = transport.NewStdioWithOptions(conn.Command, nil, conn.Args,
 			transport.WithCommandLogger(logger),
@@ -373,19 +392,23 @@ func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError
 func childEnv(conn Connection, opts Options) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GBRAIN_SOURCE=") || strings.HasPrefix(kv, "GBRAIN_SKIP_STARTUP_HOOKS=") {
+		if strings.HasPrefix(kv, "GBRAIN_SOURCE=") || strings.HasPrefix(kv, "GBRAIN_SKIP_STARTUP_HOOKS=") ||
+			(opts.ExpectedBrain != "" && strings.HasPrefix(kv, "GBRAIN_BRAIN_ID=")) {
 			continue
 		}
 		env = append(env, kv)
 	}
 	for k, v := range conn.Env {
-		if k == "GBRAIN_SOURCE" || k == "GBRAIN_SKIP_STARTUP_HOOKS" {
+		if k == "GBRAIN_SOURCE" || k == "GBRAIN_SKIP_STARTUP_HOOKS" || (k == "GBRAIN_BRAIN_ID" && opts.ExpectedBrain != "") {
 			continue
 		}
 		env = append(env, k+"="+v)
 	}
 	if opts.ExpectedSource != "" {
 		env = append(env, "GBRAIN_SOURCE="+opts.ExpectedSource)
+	}
+	if opts.ExpectedBrain != "" {
+		env = append(env, "GBRAIN_BRAIN_ID="+opts.ExpectedBrain)
 	}
 	// The only network attempt GBrain makes at start-up is an update check.
 	env = append(env, "GBRAIN_SKIP_STARTUP_HOOKS=1")
@@ -508,11 +531,14 @@ func notSent(err error) bool {
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
-// tailBuffer keeps the last n bytes written to it.
+// tailBuffer keeps the last n bytes written to it, and hands every
+// complete line to onLine when set.
 type tailBuffer struct {
-	mu  sync.Mutex
-	n   int
-	buf []byte
+	mu      sync.Mutex
+	n       int
+	buf     []byte
+	onLine  func(string)
+	partial []byte
 }
 
 func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
@@ -523,6 +549,23 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.n; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	if t.onLine != nil {
+		t.partial = append(t.partial, p...)
+		for {
+			i := bytes.IndexByte(t.partial, '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.ToValidUTF8(strings.TrimRight(string(t.partial[:i]), "\r"), "")
+			t.partial = t.partial[i+1:]
+			if strings.TrimSpace(line) != "" {
+				t.onLine(line)
+			}
+		}
+		if len(t.partial) > t.n { // a line without end: keep its tail only
+			t.partial = t.partial[len(t.partial)-t.n:]
+		}
 	}
 	return len(p), nil
 }

@@ -14,16 +14,21 @@
 //     before it expires, a read refused with 401 re-sent once with a new
 //     token; or a static bearer token;
 //   - the typed calls cgcat needs (get_page, put_page, list_pages, search,
-//     query, delete_page, whoami, sources_list), sending only the parameters
-//     GBrain documents and parsing only the JSON text of content[0];
+//     query, delete_page, whoami, sources_list, get_brain_identity), sending
+//     only the parameters GBrain documents and parsing only the JSON text of
+//     content[0];
 //   - the error classes a caller acts on: [Definite], [Transient] and
 //     [Ambiguous] (a write that may have happened), see [Classify];
-//   - source safety: the source id is validated, pinned for a stdio child
-//     (GBRAIN_SOURCE), checked against sources_list ([Client.CheckSource]),
+//   - brain and source safety: the brain is pinned for a stdio child
+//     (GBRAIN_BRAIN_ID, [Options.ExpectedBrain]); the source id is validated,
+//     pinned for a stdio child (GBRAIN_SOURCE), checked against sources_list ([Client.CheckSource]),
 //     checked on every page read, and over HTTP — where the token decides
 //     where writes land — checked with whoami before the first write of
 //     every token ([Client.CheckWriteSource]);
-//   - the card codec ([Card], [Encode], [Decode], [CardSlug], [ContentHash]).
+//   - the card codec ([Card] with its root_key, [Encode], [Decode],
+//     [CardSlug], [ContentHash]);
+//   - a stdio child's stderr, kept as a tail and streamed line by line to
+//     [Options.OnStderr] (a person sees what GBrain says while it starts).
 //
 // It must never:
 //   - know about the catalog's store, the outbox or sharing policy: it is

@@ -13,7 +13,17 @@ var (
 	sourceIDRE = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
 	segmentRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 	cardIDRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	rootKeyRE  = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
+	brainIDRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 )
+
+// ValidBrainID reports whether id can name a GBrain brain: "host" or a
+// kebab-case mount id.
+func ValidBrainID(id string) bool { return brainIDRE.MatchString(id) }
+
+// ValidRootKey reports whether k can be a card's root key: 16 to 64
+// lowercase hex digits.
+func ValidRootKey(k string) bool { return rootKeyRE.MatchString(k) }
 
 // ValidSourceID reports whether id is a well-formed GBrain source id
 // ([a-z0-9-]{1,32}). GBrain silently ignores a malformed GBRAIN_SOURCE and

@@ -8,6 +8,7 @@ import (
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -17,6 +18,9 @@ type Settings struct {
 	Projection     string // gbrain.ProjectionReferenceOnly or ProjectionLocalPaths
 	MachineID      string // the store's machine id
 	SemanticSearch bool   // recall with query instead of search
+	// Identity keys the cards' root_key (store.Identity.RootKey); without a
+	// secret cards carry none.
+	Identity store.Identity
 }
 
 // SettingsFrom takes the settings from a config and a store.
@@ -30,6 +34,7 @@ func SettingsFrom(cfg *config.Config, st *store.Store) Settings {
 		Projection:     proj,
 		MachineID:      st.MachineID(),
 		SemanticSearch: cfg.GBrain.SemanticSearch,
+		Identity:       st.Identity(),
 	}
 }
 
@@ -60,6 +65,9 @@ func CardOf(rec *local.Project, set Settings) gbrain.Card {
 	}
 	if set.Projection == gbrain.ProjectionLocalPaths {
 		c.Path = rec.Root
+	}
+	if len(set.Identity.Secret) > 0 {
+		c.RootKey = set.Identity.RootKey(pathid.Key(rec.Root))
 	}
 	return c
 }
@@ -113,7 +121,7 @@ func holds(p *gbrain.Page, want gbrain.Card, wantContent string) bool {
 		return false
 	}
 	if got.Name != want.Name || got.Description != want.Description || got.RecordRevision != want.RecordRevision ||
-		got.Path != want.Path || !slices.Equal(got.Packages, want.Packages) || !slices.Equal(got.Keywords, want.Keywords) {
+		got.Path != want.Path || got.RootKey != want.RootKey || !slices.Equal(got.Packages, want.Packages) || !slices.Equal(got.Keywords, want.Keywords) {
 		return false
 	}
 	for _, t := range want.Tags {

@@ -56,7 +56,7 @@ func NewConn(cfg *config.Config, log *slog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewConnWith(conn, gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, Logger: log}), nil
+	return NewConnWith(conn, gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log}), nil
 }
 
 // NewConnWith prepares a connection from its parts.
@@ -136,6 +136,24 @@ func (k *Conn) Dials() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.dials
+}
+
+// HTTP reports whether this is an HTTP connection (cheap to keep open; a
+// stdio child may hold a PGLite brain that admits one process).
+func (k *Conn) HTTP() bool { return k.conn.HTTP() }
+
+// Drop closes the live client, if any, and keeps the Conn usable: the next
+// Client dials again. It is how a short connection ends after a round.
+func (k *Conn) Drop() {
+	k.dialMu.Lock()
+	defer k.dialMu.Unlock()
+	k.mu.Lock()
+	c := k.c
+	k.c = nil
+	k.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }
 
 // Close ends the connection (the child's stdin first, see gbrain.Client.Close).

@@ -17,13 +17,37 @@
 //     reconcile summaries under "projmeta/" ([ReadStatus]);
 //   - conflicts: a card edited by someone else is never overwritten; it is
 //     recorded and shown by `cgcat gbrain status` and `cgcat doctor`;
+//   - the mirror ([Projector.RefreshMirror], mirror.go): the lease holder
+//     lists the cards of the expected source under the slug prefix (this
+//     machine's, other machines', cards people edited), reads only pages
+//     whose updated_at moved, judges each (edited unless it is what cgcat
+//     wrote) and keeps their searchable fields in the store (mirror/<slug>),
+//     never a path; search and resolve answer from it locally;
+//   - retraction (retract.go): the card of a forgotten or hidden project is
+//     deleted from GBrain (delete_page) when it is ours and unedited, else
+//     reported as a conflict; [Projector.Sweep] queues what no record change
+//     queued (projects hidden after projection, or shared again);
+//     [Projector.Prune] finds this machine's own orphaned cards;
 //   - reconcile ([Projector.Reconcile]): enumerating our cards with
-//     list_pages, re-enqueueing missing and stale cards, reporting orphans;
-//   - recall ([Recaller]): search or query hits → slugs under our prefix →
-//     locally bound project ids whose cards really are ours;
-//   - the background [Service] run by `cgcat serve`: a lazy GBrain
-//     connection with redial, recall, and the projector loop when this
-//     process holds the lease.
+//     list_pages, re-enqueueing missing and stale cards, reporting this
+//     machine's orphans (never another machine's card);
+//   - adoption after a lost catalog: a card of this machine for a project
+//     id the scanner took back by root_key is updated when it is exactly
+//     what cgcat writes, not called a conflict; [PrimeMirror] and the
+//     service's [Service.MirrorReady] make discovery of a fresh store wait
+//     for the mirror, so those ids come back;
+//   - [CardLookup]: one card read from GBrain for resolve (a short
+//     connection, or the service's live one);
+//   - recall ([Recaller]): GBrain's semantic query (only with
+//     semanticSearch) → slugs under our prefix → locally bound project ids
+//     whose cards really are ours;
+//   - the background [Service] run by `cgcat serve`: only the projector
+//     lease holder connects, for short rounds (a drain when the outbox has
+//     rows; every minute a sweep, a drain and a mirror refresh), closes a
+//     stdio connection keepAliveSeconds after a round so a PGLite brain is
+//     free between rounds, records every round's GBrain contact for every
+//     host's gbrainState, and retries a held or silent brain with backoff,
+//     reporting it at once.
 //
 // It must never:
 //   - decide sharing: whether a project may leave the machine as a card is

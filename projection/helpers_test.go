@@ -212,6 +212,7 @@ func (e *env) slug(id string) string {
 func (e *env) listed() []string {
 	e.t.Helper()
 	c := e.fake.Dial(e.t, gbrain.Options{ExpectedSource: testSource})
+	defer c.Close() // no process of the test's own outlives the look
 	var slugs []string
 	for off := 0; ; off += 100 {
 		refs, err := c.ListPages(e.ctx, gbrain.ListOptions{Tag: gbrain.CardTag, Sort: gbrain.SortSlug, Limit: 100, Offset: off})

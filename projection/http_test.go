@@ -132,6 +132,7 @@ func TestSyncOverHTTPWrongSourceWritesNothing(t *testing.T) {
 func TestServiceOverHTTP(t *testing.T) {
 	e := newEnv(t, 3)
 	e.overHTTP(gbraintest.HTTPOptions{}, testSource)
+	e.cfg.GBrain.SemanticSearch = true // GBrain's query on the query path
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())

@@ -31,8 +31,9 @@ const (
 	Adopted   Outcome = "adopted"    // a write whose answer was lost turned out to have landed
 	Conflict  Outcome = "conflict"   // someone else changed the page: not overwritten
 	NotShared Outcome = "not_shared" // the live policy does not share the project: nothing sent
-	Dropped   Outcome = "dropped"    // the record is gone
+	Dropped   Outcome = "dropped"    // the record is gone and so is its card
 	Failed    Outcome = "failed"     // the card cannot be written as it is
+	Retracted Outcome = "retracted"  // the card of a hidden or forgotten project was deleted
 )
 
 // Report counts the outcomes of a drain.
@@ -45,6 +46,7 @@ type Report struct {
 	NotShared int `json:"notShared"`
 	Dropped   int `json:"dropped"`
 	Failed    int `json:"failed"`
+	Retracted int `json:"retracted"`
 	// Remaining is the outbox depth when the drain ended.
 	Remaining int `json:"remaining"`
 }
@@ -66,6 +68,8 @@ func (r *Report) add(o Outcome) {
 		r.Dropped++
 	case Failed:
 		r.Failed++
+	case Retracted:
+		r.Retracted++
 	}
 }
 
@@ -174,6 +178,9 @@ func NewProjector(st *store.Store, pol catalog.Source, set Settings, conn *Conn,
 	return &Projector{st: st, pol: pol, set: set, conn: conn, log: log}
 }
 
+// policy is the sharing view in force now.
+func (p *Projector) policy() catalog.Policy { return p.pol.Policy() }
+
 // TryAcquire takes the projector lease without waiting (lease.ErrHeld when
 // another process projects) and starts a new fencing epoch.
 func (p *Projector) TryAcquire(ctx context.Context) error {
@@ -219,9 +226,10 @@ func (p *Projector) Release() {
 }
 
 type item struct {
-	row outbox.Row
-	rec *local.Project
-	st  *State
+	row  outbox.Row
+	rec  *local.Project
+	st   *State
+	card *local.Card // the mirror's copy of its card, if any
 }
 
 // load reads the pending rows with their records and states in one View.
@@ -240,6 +248,9 @@ func (p *Projector) load(ctx context.Context) ([]item, error) {
 			}
 			if it.st, err = readState(r, row.ProjectID); err != nil {
 				return err
+			}
+			if slug, err := gbrain.CardSlug(p.set.SlugPrefix, row.ProjectID); err == nil {
+				it.card, _ = r.Card(slug)
 			}
 			items = append(items, it)
 		}
@@ -381,20 +392,14 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return nil
 	}
 	if rec == nil {
-		pi.Detail = "the record is gone"
-		return Dropped, pi, done(nil)
+		// Forgotten (or pruned): its card goes, if it is ours and unedited.
+		return p.retract(ctx, it, true, dry)
 	}
 	pi.Name = rec.Meta.Name
 	if !p.pol.Policy().AllowsRecord(rec) {
-		// Policy decides; nothing about this project leaves the machine.
-		pi.Detail = unsharedNote
-		return NotShared, pi, done(func(tx *store.Tx) {
-			if st != nil {
-				s := *st
-				s.Unshared = true
-				putState(tx, rec.ID, &s)
-			}
-		})
+		// Policy decides: nothing about this project leaves the machine,
+		// and a card written before it was hidden is taken back.
+		return p.retract(ctx, it, false, dry)
 	}
 	card, slug, content, err := encode(rec, p.set)
 	pi.Slug = slug
@@ -419,11 +424,12 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			if st.CardHash == cardHash && st.Slug == slug {
 				pi.Detail = "the card in GBrain is already this one"
 				return Unchanged, pi, done(func(tx *store.Tx) {
-					if st.Failed != "" || st.Unshared || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
+					if st.Failed != "" || st.Unshared || st.Retracted || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
 						s := *st
-						s.Failed, s.Unshared, s.Conflict, s.RecordRevision = "", false, nil, rec.RecordRevision
+						s.Failed, s.Unshared, s.Retracted, s.Conflict, s.RecordRevision = "", false, false, nil, rec.RecordRevision
 						putState(tx, rec.ID, &s)
 					}
+					p.mirrorWritten(tx, slug, card, page)
 				})
 			}
 			pi.Detail = "update"
@@ -431,7 +437,15 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			// Our own write whose hash was never recorded (a lost answer,
 			// a crash before the batch): take it as written.
 			pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
-			return Adopted, pi, done(func(tx *store.Tx) { putState(tx, rec.ID, written(slug, cardHash, page, rec)) })
+			return Adopted, pi, done(func(tx *store.Tx) {
+				putState(tx, rec.ID, written(slug, cardHash, page, rec))
+				p.mirrorWritten(tx, slug, card, page)
+			})
+		case (st == nil || st.PageHash == 0) && p.ownUnedited(page, rec.ID, card.RootKey):
+			// This machine's card from a catalog that was lost (the scan
+			// took its id back by root key), exactly as cgcat wrote it
+			// then: ours to update, not a conflict.
+			pi.Detail = "this machine's card from before the catalog was rebuilt: updated"
 		default:
 			why := conflictWhy(page, rec.ID, p.set.MachineID, st)
 			pi.Detail = why
@@ -442,6 +456,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 				}
 				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(page.Content)}
 				putState(tx, rec.ID, &s)
+				p.mirrorPage(tx, slug, page, &s)
 			})
 		}
 		if dry {
@@ -484,9 +499,13 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 				}
 				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(back.Content)}
 				putState(tx, rec.ID, &s)
+				p.mirrorPage(tx, slug, back, &s)
 			})
 		}
-		return Written, pi, done(func(tx *store.Tx) { putState(tx, rec.ID, written(slug, cardHash, back, rec)) })
+		return Written, pi, done(func(tx *store.Tx) {
+			putState(tx, rec.ID, written(slug, cardHash, back, rec))
+			p.mirrorWritten(tx, slug, card, back)
+		})
 	}
 }
 

@@ -26,6 +26,10 @@ type Recaller struct {
 	// Verify is how many bound hits are checked (and returned) at most
 	// (zero: 5).
 	Verify int
+	// Dial, when set, connects when there is no live connection (HTTP, where
+	// a connection is cheap and holds no brain); else Recall without a live
+	// connection fails at once.
+	Dial func(ctx context.Context) (*gbrain.Client, error)
 }
 
 // Connected reports whether recall can be asked right now (a frontend may
@@ -36,6 +40,12 @@ func (r *Recaller) Connected() bool { return r.Conn.Current() != nil }
 // connection it fails at once, and the frontend says gbrainState degraded.
 func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]server.RecallHit, error) {
 	c := r.Conn.Current()
+	if c == nil && r.Dial != nil {
+		var err error
+		if c, err = r.Dial(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if c == nil {
 		return nil, ErrNotConnected
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/refresh"
+	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 )
 
@@ -62,6 +63,18 @@ func (e *env) search(f *server.Frontend, q string) ([]shown, string) {
 	return out, env.GBrainState
 }
 
+// contactOK records that GBrain answered just now, as the lease holder's
+// round does: gbrainState is that shared truth, which recall only adds to.
+func (e *env) contactOK() {
+	e.t.Helper()
+	if err := e.st.Update(e.ctx, func(tx *store.Tx) error {
+		tx.PutGBrainContact(local.GBrainContact{OK: true, At: time.Now().UTC()})
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 func (e *env) recaller() *Recaller {
 	return &Recaller{Conn: e.conn, Store: e.st, Settings: e.set}
 }
@@ -87,6 +100,7 @@ func TestRecallMapsACardHitToTheLocalRecord(t *testing.T) {
 		t.Fatalf("recall kw0001: %+v %v", hits, err)
 	}
 
+	e.contactOK()
 	// Through the frontend: "reference" is only in the cards' bodies, so
 	// the local lexical search finds nothing and recall finds every card;
 	// each maps to its local record, with the local path and a reason.
@@ -120,6 +134,7 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 	if _, err := e.conn.Client(e.ctx); err != nil {
 		t.Fatal(err)
 	}
+	e.contactOK()
 	f := e.frontend(e.recaller(), 300*time.Millisecond)
 	if got, state := e.search(f, "widget"); state != server.GBrainOK || !slices.Equal(ids(got), ids(base)) {
 		t.Fatalf("GBrain up: %s %+v", state, got)

@@ -31,12 +31,16 @@ type ReconcileReport struct {
 	Changed []ConflictInfo `json:"changed"`
 	// Foreign lists the conflicts already known.
 	Foreign []ConflictInfo `json:"foreign"`
-	// Orphans are cards under our prefix whose project id is not bound on
-	// this machine (another machine's card, a deleted store, a forged slug).
-	Orphans     []Orphan `json:"orphans"`
-	OrphanCount int      `json:"orphanCount"`
+	// Orphans are this machine's cards under our prefix whose project id
+	// is not bound here (forgotten, or from a lost catalog); `gbrain sync
+	// --prune` deletes the unedited ones. Another machine's card is never
+	// an orphan: OtherMachines counts them.
+	Orphans       []Orphan `json:"orphans"`
+	OrphanCount   int      `json:"orphanCount"`
+	OtherMachines int      `json:"otherMachines"`
 	// Unshared are cards of local projects this process's view does not
-	// share (the policy changed after they were written).
+	// share (the policy changed after they were written): queued for
+	// retraction.
 	Unshared      []Orphan `json:"unshared"`
 	UnsharedCount int      `json:"unsharedCount"`
 	// OtherTagged counts pages carrying our tag outside our slug prefix.
@@ -139,17 +143,22 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 	}
 
 	type want struct {
-		id  string
-		rev uint64
-		why string
+		id      string
+		rev     uint64
+		why     string
+		retract bool
 	}
 	var queue []want
 	pending := map[string]bool{}
 	bound := map[string]bool{}
+	machineOf := map[string]string{} // slug → the mirror's machine id
 	err = p.st.View(ctx, func(r *store.Reader) error {
 		rows, _ := outbox.Pending(r, 0)
 		for _, row := range rows {
 			pending[row.ProjectID] = true
+		}
+		if err := r.Cards(func(c *local.Card) error { machineOf[c.Slug] = c.MachineID; return nil }); err != nil {
+			return err
 		}
 		return r.Projects(func(rec *local.Project) error {
 			bound[rec.ID] = true
@@ -158,8 +167,9 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 				if has {
 					rep.UnsharedCount++
 					if len(rep.Unshared) < maxListed {
-						rep.Unshared = append(rep.Unshared, Orphan{Slug: ref.Slug, ProjectID: rec.ID, Why: unsharedNote + "; delete the page in GBrain if it should not be there"})
+						rep.Unshared = append(rep.Unshared, Orphan{Slug: ref.Slug, ProjectID: rec.ID, Why: unsharedNote + "; its card is taken back (unless a person edited it)"})
 					}
+					queue = append(queue, want{rec.ID, rec.RecordRevision, "not shared: retract", true})
 				}
 				return nil
 			}
@@ -194,7 +204,7 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 				why = "failed before: " + st.Failed
 			}
 			if why != "" {
-				queue = append(queue, want{rec.ID, rec.RecordRevision, why})
+				queue = append(queue, want{rec.ID, rec.RecordRevision, why, false})
 			}
 			return nil
 		})
@@ -206,12 +216,30 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 		if bound[id] {
 			continue
 		}
-		why := "its project id is not bound on this machine (another machine's card, or a record that is gone)"
 		if !gbrain.ValidCardID(id) || !store.ValidProjectID(id) {
-			why = "its slug does not end in a cgcat project id"
+			rep.OrphanCount++
+			rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: "its slug does not end in a cgcat project id (not cgcat's; left alone)"})
+			continue
+		}
+		machine, known := machineOf[ref.Slug]
+		if !known {
+			// Not mirrored yet: the card says whose it is.
+			page, err := p.read(ctx, ref.Slug)
+			if err != nil && !gbrain.IsDefinite(err) {
+				return nil, err
+			}
+			if page != nil {
+				if lc, ok := p.judge(ref.Slug, page, nil); ok {
+					machine = lc.MachineID
+				}
+			}
+		}
+		if machine != "" && machine != p.set.MachineID {
+			rep.OtherMachines++
+			continue
 		}
 		rep.OrphanCount++
-		rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: why})
+		rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: "this machine's card, but its project id is not bound here (forgotten, or from a lost catalog): `cgcat gbrain sync --prune` deletes it unless a person edited it"})
 	}
 	sort.Slice(rep.Orphans, func(i, j int) bool { return rep.Orphans[i].Slug < rep.Orphans[j].Slug })
 	if len(rep.Orphans) > maxListed {
@@ -231,7 +259,10 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 	for chunk := range slices.Chunk(queue, 500) {
 		err := p.st.Update(ctx, func(tx *store.Tx) error {
 			for _, q := range chunk {
-				if !pending[q.id] {
+				switch {
+				case q.retract:
+					tx.EnqueueCard(q.id, q.rev, true)
+				case !pending[q.id]:
 					outbox.Enqueue(tx, q.id, q.rev, now)
 				}
 			}

@@ -3,6 +3,7 @@ package projection
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -16,26 +17,45 @@ import (
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
+	"github.com/cgcat/cgcat/outbox"
 	"github.com/cgcat/cgcat/server"
 )
 
 // ServiceOptions tune a Service; zero fields take the defaults.
 type ServiceOptions struct {
-	// DrainEvery forces a drain this often even without a store change
-	// (30 s).
-	DrainEvery time.Duration
+	// RoundEvery is how often the lease holder runs a full round: sweep,
+	// drain, mirror refresh, and the GBrain contact every host reads
+	// (60 s: with server's 3-minute freshness, gbrainState stays ok
+	// while GBrain answers).
+	RoundEvery time.Duration
 	// LeaseEvery is how often a process without the projector lease tries
-	// to take it (30 s).
+	// to take it (10 s).
 	LeaseEvery time.Duration
-	// Poll is how often the store's revision file is looked at (1 s).
+	// Poll is how often the store's revision file is looked at: a change
+	// with rows in the outbox starts a drain at once (1 s).
 	Poll time.Duration
-	// RedialMin and RedialMax bound the backoff between dial attempts
-	// (1 s, 2 min).
-	RedialMin, RedialMax time.Duration
+	// KeepAlive is how long a stdio connection stays open after a round (5
+	// s; gbrain.keepAliveSeconds); then it is closed, so a PGLite brain is
+	// free between rounds. An HTTP connection stays open.
+	KeepAlive time.Duration
+	// RetryMin and RetryMax bound the backoff after a failed round (5 s,
+	// 2 min).
+	RetryMin, RetryMax time.Duration
+	// SlowDial is how long a dial may stay silent before it is reported
+	// (5 s): a brain held by another gbrain command delays GBrain's answer
+	// by up to 30 s without a word.
+	SlowDial time.Duration
+	// PrimeBudget bounds the first mirror refresh of a fresh store, which
+	// discovery waits for so that ids come back (20 s); MirrorBudget the
+	// reads of every other refresh (30 s; the rest is read next round).
+	PrimeBudget, MirrorBudget time.Duration
 	// HandshakeTimeout and CallTimeout go to gbrain.Options.
 	HandshakeTimeout, CallTimeout time.Duration
 	// Connection, when set, replaces the one the config names (tests).
 	Connection *gbrain.Connection
+	// MirrorReady, when set, is closed once discovery need not wait for the
+	// mirror any more (see Service.MirrorReady).
+	MirrorReady chan struct{}
 }
 
 // ServiceStatus is a snapshot of the background service.
@@ -45,13 +65,22 @@ type ServiceStatus struct {
 	Projecting bool // holds the projector lease
 	LastErr    string
 	LastDrain  *Report
+	LastMirror *MirrorReport
+	Rounds     int // networked rounds run
+	Dials      int
 }
 
-// Service is GBrain inside `cgcat serve`: it dials lazily in the background
-// (start-up never waits for GBrain), dials again with backoff when the
-// connection is lost, answers recall while connected, and projects the
-// outbox while it holds the projector lease. It stops when the ctx given to
-// Start ends; that closes only its own GBrain child (stdin first).
+// Service is GBrain inside `cgcat serve`. Only the process holding the
+// projector lease talks to GBrain at all: it connects for a round — a
+// drain when the outbox has rows, and every RoundEvery a sweep, a drain and
+// a mirror refresh — and over stdio disconnects KeepAlive after it, so a
+// PGLite brain is free between rounds. Every networked round records the
+// GBrain contact that every host and CLI twin reads as gbrainState. A
+// failed round (GBrain down, its brain held by another process) is retried
+// with backoff and reported, never waited on in silence. Other processes
+// answer from the mirror their holder keeps, and never connect. The service
+// stops when the ctx given to Start ends; that closes only its own GBrain
+// child (stdin first).
 type Service struct {
 	enabled bool
 	cfg     *config.Config
@@ -62,12 +91,17 @@ type Service struct {
 	proj    *Projector
 	recall  *Recaller
 	done    chan struct{}
+	ready   chan struct{}
+	readyMu sync.Once
 
-	mu        sync.Mutex
-	lastErr   error
-	lastDrain *Report
-	holding   bool
-	kick      chan struct{}
+	mu         sync.Mutex
+	lastErr    error
+	lastDrain  *Report
+	lastMirror *MirrorReport
+	holding    bool
+	rounds     int
+	kick       chan struct{}
+	lastUse    time.Time
 	// lastContact is what this process last recorded of GBrain.
 	lastContact local.GBrainContact
 }
@@ -83,8 +117,12 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, st: st, log: log, done: make(chan struct{}), kick: make(chan struct{}, 1)}
+	s := &Service{cfg: cfg, st: st, log: log, done: make(chan struct{}), kick: make(chan struct{}, 1), ready: opt.MirrorReady}
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
 	if cfg == nil || !cfg.GBrain.Enabled || st == nil {
+		s.markReady()
 		close(s.done)
 		return s
 	}
@@ -93,8 +131,9 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 		conn, err = *opt.Connection, nil
 	}
 	if err != nil {
-		log.Error("GBrain is enabled but its connection is not usable; recall and projection are off", "err", err)
+		log.Error("GBrain is enabled but its connection is not usable; projection and the mirror are off", "err", err)
 		s.lastErr = err
+		s.markReady()
 		close(s.done)
 		return s
 	}
@@ -103,15 +142,22 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 			*d = v
 		}
 	}
-	def(&opt.DrainEvery, 30*time.Second)
-	def(&opt.LeaseEvery, 30*time.Second)
+	def(&opt.RoundEvery, time.Minute)
+	def(&opt.LeaseEvery, 10*time.Second)
 	def(&opt.Poll, time.Second)
-	def(&opt.RedialMin, time.Second)
-	def(&opt.RedialMax, 2*time.Minute)
+	if opt.KeepAlive == 0 {
+		opt.KeepAlive = time.Duration(cfg.GBrain.KeepAliveSeconds) * time.Second
+	}
+	def(&opt.RetryMin, 5*time.Second)
+	def(&opt.RetryMax, 2*time.Minute)
+	def(&opt.SlowDial, 5*time.Second)
+	def(&opt.PrimeBudget, 20*time.Second)
+	def(&opt.MirrorBudget, 30*time.Second)
 	s.opt = opt
 	s.enabled = true
 	s.conn = NewConnWith(conn, gbrain.Options{
 		ExpectedSource:   cfg.GBrain.ExpectedSource,
+		ExpectedBrain:    cfg.GBrain.ExpectedBrain,
 		HandshakeTimeout: opt.HandshakeTimeout,
 		CallTimeout:      opt.CallTimeout,
 		Logger:           log,
@@ -119,19 +165,41 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	set := SettingsFrom(cfg, st)
 	s.proj = NewProjector(st, pol, set, s.conn, log)
 	s.recall = &Recaller{Conn: s.conn, Store: st, Settings: set}
+	if s.conn.HTTP() {
+		// Over HTTP a connection is cheap and holds no brain: semantic
+		// recall may dial one.
+		s.recall.Dial = s.conn.Client
+	}
 	go s.run(ctx)
 	return s
 }
 
-// Recall is the frontend's recall: nil when GBrain is off (gbrainState
-// disabled); otherwise it answers while connected and fails at once while
-// not (gbrainState degraded).
+// Recall is the frontend's GBrain recall: only GBrain's semantic query, and
+// only with gbrain.semanticSearch (keyword matches come from the mirror,
+// locally). nil otherwise.
 func (s *Service) Recall() server.Recall {
-	if s == nil || !s.enabled {
+	if s == nil || !s.enabled || !s.cfg.GBrain.SemanticSearch {
 		return nil
 	}
 	return s.recall
 }
+
+// Live is the service's connection, for a CardLookup to use while it is
+// open (nil when GBrain is off).
+func (s *Service) Live() interface{ Current() *gbrain.Client } {
+	if s == nil || !s.enabled {
+		return nil
+	}
+	return s.conn
+}
+
+// MirrorReady is closed once discovery need not wait for the mirror: at
+// once when the store already has records, GBrain is off, or another
+// process holds the projector lease; after the first mirror refresh (or its
+// failure) when this process primes a fresh store.
+func (s *Service) MirrorReady() <-chan struct{} { return s.ready }
+
+func (s *Service) markReady() { s.readyMu.Do(func() { close(s.ready) }) }
 
 // Done is closed once the service has stopped (its GBrain child closed and
 // the lease released).
@@ -144,7 +212,7 @@ func (s *Service) Done() <-chan struct{} {
 	return s.done
 }
 
-// Kick asks for a drain soon (when this process holds the lease).
+// Kick asks for a full round soon (when this process holds the lease).
 func (s *Service) Kick() {
 	if s == nil || !s.enabled {
 		return
@@ -162,9 +230,10 @@ func (s *Service) Status() ServiceStatus {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := ServiceStatus{Enabled: s.enabled, Projecting: s.holding, LastDrain: s.lastDrain}
+	st := ServiceStatus{Enabled: s.enabled, Projecting: s.holding, LastDrain: s.lastDrain, LastMirror: s.lastMirror, Rounds: s.rounds}
 	if s.conn != nil {
 		st.Connected = s.conn.Current() != nil
+		st.Dials = s.conn.Dials()
 	}
 	if s.lastErr != nil {
 		st.LastErr = s.lastErr.Error()
@@ -180,75 +249,23 @@ func (s *Service) setErr(err error) {
 
 func (s *Service) run(ctx context.Context) {
 	defer close(s.done)
+	defer s.markReady()
 	defer func() {
 		s.proj.Release()
 		_ = s.conn.Close()
 	}()
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval, bo.MaxInterval, bo.MaxElapsedTime = s.opt.RedialMin, s.opt.RedialMax, 0
-	lastMsg := ""
-	lockedSaid := false
-	for ctx.Err() == nil {
-		_, err := s.conn.Client(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			s.setErr(err)
-			s.contact(ctx, err)
-			switch {
-			case errors.Is(err, gbrain.ErrBrainLocked):
-				if !lockedSaid {
-					lockedSaid = true
-					s.log.Error("GBrain cannot start: its PGLite brain is already open in another process; recall and projection wait (local answers are unaffected)", "err", err)
-				}
-			case err.Error() != lastMsg:
-				s.log.Warn("GBrain is unreachable; recall and projection wait (local answers are unaffected)", "err", err)
-			}
-			lastMsg = err.Error()
-			if !sleep(ctx, bo.NextBackOff()) {
-				return
-			}
-			continue
-		}
-		if lastMsg != "" {
-			s.log.Info("GBrain connected")
-		}
-		lastMsg, lockedSaid = "", false
-		bo.Reset()
-		s.setErr(nil)
-		s.contact(ctx, nil)
-		s.connected(ctx)
-		s.proj.Release()
-		s.mu.Lock()
-		s.holding = false
-		s.mu.Unlock()
-		if ctx.Err() == nil {
-			if err := s.conn.LastError(); err != nil {
-				s.setErr(err)
-				s.contact(ctx, err)
-				s.log.Warn("GBrain connection lost; dialing again", "err", err)
-			}
-			if !sleep(ctx, s.opt.RedialMin) {
-				return
-			}
-		}
+	fresh := s.freshStore(ctx)
+	if !fresh {
+		s.markReady()
 	}
-}
-
-// connected runs while the connection lives: it takes the lease when it can
-// and drains when the store changed, when kicked, or every DrainEvery.
-func (s *Service) connected(ctx context.Context) {
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval, bo.MaxInterval, bo.MaxElapsedTime = s.opt.RetryMin, s.opt.RetryMax, 0
 	tick := time.NewTicker(s.opt.Poll)
 	defer tick.Stop()
 	var stamp fileStamp
-	var lastDrain, nextLease, quietUntil time.Time
-	failures := 0
-	force := true
-	for {
-		if ctx.Err() != nil || s.conn.Current() == nil {
-			return
-		}
+	var nextLease, nextRound, retryAt time.Time
+	lastMsg := ""
+	for ctx.Err() == nil {
 		now := time.Now()
 		if !s.proj.Holding() {
 			if s.proj.lease != nil { // stolen
@@ -259,47 +276,74 @@ func (s *Service) connected(ctx context.Context) {
 				switch {
 				case err == nil:
 					s.log.Debug("took the projector lease")
-					force = true
+					nextRound = now
 				case errors.Is(err, lease.ErrHeld):
 				default:
 					s.log.Warn("cannot take the projector lease", "err", err)
 				}
 				nextLease = now.Add(s.opt.LeaseEvery)
 			}
+			if !s.proj.Holding() {
+				// Another process holds the lease: its rounds keep the
+				// mirror; discovery here need not wait for it.
+				s.markReady()
+				s.conn.Drop()
+			}
 		}
 		holding := s.proj.Holding()
 		s.mu.Lock()
 		s.holding = holding
 		s.mu.Unlock()
-		if holding && !now.Before(quietUntil) {
+		if holding && !now.Before(retryAt) {
+			full := !now.Before(nextRound)
 			cur := stampOf(view.PointerFile(s.st.DataDir()))
-			if force || cur != stamp || now.Sub(lastDrain) >= s.opt.DrainEvery {
-				force = false
-				rep, err := s.proj.Drain(ctx)
+			if full || cur != stamp {
+				err, networked := s.round(ctx, full, fresh)
 				stamp = stampOf(view.PointerFile(s.st.DataDir()))
-				lastDrain = time.Now()
-				if rep.Rows > 0 {
-					s.mu.Lock()
-					r := rep
-					s.lastDrain = &r
-					s.mu.Unlock()
-					s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "conflicts", rep.Conflicts, "remaining", rep.Remaining)
+				if ctx.Err() != nil {
+					return
 				}
-				if ctx.Err() == nil {
+				if networked || err != nil {
 					s.contact(ctx, err)
 				}
-				if err != nil && ctx.Err() == nil {
-					failures++
-					wait := min(time.Duration(1<<min(failures, 6))*time.Second, 2*time.Minute)
-					quietUntil = time.Now().Add(wait)
-					s.setErr(err)
-					s.log.Warn("GBrain projection stopped; the outbox keeps the cards", "err", err, "retry_in", wait)
-					if errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease) {
-						s.proj.Release()
-					}
-				} else if err == nil {
-					failures = 0
+				if full && err == nil {
+					fresh = false
+					nextRound = time.Now().Add(s.opt.RoundEvery)
 				}
+				if err != nil {
+					wait := bo.NextBackOff()
+					retryAt = time.Now().Add(wait)
+					nextRound = retryAt
+					s.setErr(err)
+					switch {
+					case errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease):
+						s.proj.Release()
+					case errors.Is(err, gbrain.ErrBrainLocked):
+						if lastMsg != err.Error() {
+							s.log.Error("GBrain cannot start: its PGLite brain is open in another process; cgcat tries again later (local answers are unaffected; point cgcat at a Postgres-backed brain or `gbrain serve --http` to share it)", "err", err, "retry_in", wait)
+						}
+					case lastMsg != err.Error():
+						s.log.Warn("GBrain round failed; the outbox keeps the cards and the mirror keeps answering", "err", err, "retry_in", wait)
+					}
+					lastMsg = err.Error()
+					s.conn.Drop()
+				} else if networked {
+					if lastMsg != "" {
+						s.log.Info("GBrain answers again")
+					}
+					lastMsg = ""
+					bo.Reset()
+					s.setErr(nil)
+				}
+			}
+		}
+		// A short connection: closed once idle (over stdio).
+		if !s.conn.HTTP() && s.conn.Current() != nil {
+			s.mu.Lock()
+			idle := time.Since(s.lastUse)
+			s.mu.Unlock()
+			if idle >= s.opt.KeepAlive {
+				s.conn.Drop()
 			}
 		}
 		select {
@@ -307,10 +351,114 @@ func (s *Service) connected(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-s.kick:
-			force = true
-			quietUntil = time.Time{}
+			nextRound, retryAt = time.Time{}, time.Time{}
 		}
 	}
+}
+
+// freshStore reports whether the store holds no record yet (a first run,
+// or a catalog that was lost): the mirror is then refreshed before
+// discovery mints ids, so that this machine's cards give theirs back.
+func (s *Service) freshStore(ctx context.Context) bool {
+	fresh := false
+	_ = s.st.View(ctx, func(r *store.Reader) error {
+		fresh = true
+		return r.Projects(func(*local.Project) error { fresh = false; return errStop })
+	})
+	return fresh
+}
+
+var errStop = errors.New("stop")
+
+// round runs one round while holding the lease. A drain-only round (the
+// store changed) needs GBrain only when the outbox has rows; a full round
+// always connects. networked says whether GBrain was asked.
+func (s *Service) round(ctx context.Context, full, fresh bool) (err error, networked bool) {
+	if !full && s.depth(ctx) == 0 {
+		return nil, false
+	}
+	if err := s.dial(ctx); err != nil {
+		if fresh {
+			s.markReady()
+		}
+		return err, true
+	}
+	// GBrain answered: every host may say so now, not only after the round.
+	s.contact(ctx, nil)
+	defer func() {
+		s.mu.Lock()
+		s.lastUse = time.Now()
+		s.rounds++
+		s.mu.Unlock()
+	}()
+	if full && fresh {
+		// Before the first scan of a fresh store: this machine's cards
+		// give their ids back only if discovery sees them.
+		mrep, merr := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.PrimeBudget})
+		s.markReady()
+		s.noteMirror(mrep)
+		if merr != nil {
+			return merr, true
+		}
+	}
+	if full {
+		if sw, err := s.proj.Sweep(ctx); err != nil {
+			return err, true
+		} else if sw.Retract > 0 || sw.Reshare > 0 {
+			s.log.Info("GBrain cards to take back or write again", "retract", sw.Retract, "reshare", sw.Reshare)
+		}
+	}
+	rep, err := s.proj.Drain(ctx)
+	if rep.Rows > 0 {
+		s.mu.Lock()
+		r := rep
+		s.lastDrain = &r
+		s.mu.Unlock()
+		s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "retracted", rep.Retracted, "conflicts", rep.Conflicts, "remaining", rep.Remaining)
+	}
+	if err != nil {
+		return err, true
+	}
+	if full && !fresh {
+		mrep, err := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.MirrorBudget})
+		s.noteMirror(mrep)
+		if err != nil {
+			return err, true
+		}
+	}
+	return nil, true
+}
+
+func (s *Service) noteMirror(m MirrorReport) {
+	s.mu.Lock()
+	s.lastMirror = &m
+	s.mu.Unlock()
+	if m.Written > 0 || m.Deleted > 0 {
+		s.log.Info("GBrain card mirror refreshed", "listed", m.Listed, "read", m.Read, "written", m.Written, "deleted", m.Deleted, "edited", m.Edited)
+	}
+}
+
+// dial connects (or keeps the live connection), and reports a dial that
+// stays silent longer than SlowDial at once, in the log and in the GBrain
+// contact every answer shows, instead of waiting in silence.
+func (s *Service) dial(ctx context.Context) error {
+	if s.conn.Current() != nil {
+		return nil
+	}
+	slow := time.AfterFunc(s.opt.SlowDial, func() {
+		msg := fmt.Errorf("GBrain has not answered for %s: its brain may be held by another gbrain command (init, sync, embed), which delays GBrain's start by up to 30 s; cgcat keeps waiting in the background", s.opt.SlowDial)
+		s.log.Warn(msg.Error())
+		s.contact(ctx, msg)
+	})
+	_, err := s.conn.Client(ctx)
+	slow.Stop()
+	return err
+}
+
+func (s *Service) depth(ctx context.Context) int {
+	n := 0
+	_ = s.st.View(ctx, func(r *store.Reader) error { n = outbox.Depth(r); return nil })
+	return n
 }
 
 // contact records in the store what this process just learned of GBrain,

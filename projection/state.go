@@ -50,6 +50,9 @@ type State struct {
 	// Unshared is set when the live policy refused the project; cleared by a
 	// later success.
 	Unshared bool `json:"unshared,omitempty"`
+	// Retracted is set once the card of a hidden project was deleted from
+	// GBrain (PageHash is then 0); a later success clears it.
+	Retracted bool `json:"retracted,omitempty"`
 }
 
 // ConflictNote describes a card someone else changed.
@@ -79,6 +82,8 @@ func putState(tx *store.Tx, projectID string, s *State) {
 	v, _ := json.Marshal(s)
 	tx.Put(prefixState+projectID, v)
 }
+
+func deleteState(tx *store.Tx, projectID string) { tx.Delete(prefixState + projectID) }
 
 // SyncRecord summarises the last drain that did something.
 type SyncRecord struct {

@@ -214,7 +214,9 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 // addRecall appends GBrain recall hits that name records bound here and
 // visible in this view.
 func (f *Frontend) addRecall(ctx context.Context, c *call, l *listing, query string) {
-	c.gstate = GBrainOK
+	// Recall only adds: its success does not outvote the shared GBrain
+	// contact (gbrainState stays the same truth on every answer); its
+	// failure says degraded for this answer.
 	hits, err := f.recall(ctx, query)
 	if err != nil {
 		c.gstate = GBrainDegraded

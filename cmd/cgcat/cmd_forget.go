@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cgcat/cgcat/gbrain"
 	"io"
 	"time"
 
@@ -158,6 +159,13 @@ func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match fun
 			if !dryRun {
 				if err := tx.DeleteProject(p.ID); err != nil {
 					return err
+				}
+				// Its GBrain card is being taken back (the outbox row
+				// DeleteProject queued): the mirror forgets it now, so a
+				// root found again gets a new id and the id resolves as
+				// unknown.
+				if slug, err := gbrain.CardSlug(cfg.GBrain.SlugPrefix, p.ID); err == nil {
+					tx.DeleteCard(slug)
 				}
 			}
 		}

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
@@ -22,6 +25,7 @@ import (
 
 type gbrainSyncOptions struct {
 	full   bool
+	prune  bool
 	dryRun bool
 	json   bool
 	// stall is how long a wait for another projector may see no progress
@@ -47,15 +51,18 @@ func newGBrainCommand(g *globalOptions) *cobra.Command {
 		Use:   "sync",
 		Short: "Write pending project cards to GBrain now",
 		Long: "Drain the outbox: every card queued by a metadata change is read from GBrain, checked (ours, unchanged since our last write) " +
-			"and written, then read back. A card someone else edited is never overwritten: it is reported as a conflict. If a running " +
-			"`cgcat serve` holds the projector lease, wait for it to drain and show the queue going down.",
+			"and written, then read back; the cards of projects that are forgotten or hidden here (denied, unshared) are deleted from GBrain " +
+			"when they are ours and unedited. A card someone else edited is never overwritten or deleted: it is reported as a conflict. Then " +
+			"the local mirror of the cards (this machine's and other machines') is refreshed. If a running `cgcat serve` holds the projector " +
+			"lease, wait for it to drain and show the queue going down.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGBrainSync(cmd.Context(), g, so, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	sync.Flags().BoolVar(&so.full, "full", false, "reconcile first: list every card in GBrain and queue the missing, stale and changed ones; report orphans")
-	sync.Flags().BoolVar(&so.dryRun, "dry-run", false, "say what would be written, write nothing (GBrain is read, not changed)")
+	sync.Flags().BoolVar(&so.prune, "prune", false, "delete this machine's own unedited cards whose project ids are not bound here (forgotten, or replaced after a lost catalog); other machines' cards are never touched")
+	sync.Flags().BoolVar(&so.dryRun, "dry-run", false, "say what would be written or deleted, change nothing (GBrain is read, not changed)")
 	sync.Flags().BoolVar(&so.json, "json", false, "print the result as JSON")
 	st := &gbrainStatusOptions{}
 	status := &cobra.Command{
@@ -82,7 +89,10 @@ func gbrainDisabled(cfg *config.Config) error {
 
 type gbrainSyncResult struct {
 	Reconcile *projection.ReconcileReport `json:"reconcile,omitempty"`
+	Prune     *projection.PruneReport     `json:"prune,omitempty"`
+	Sweep     *projection.SweepReport     `json:"sweep,omitempty"`
 	Report    *projection.Report          `json:"report,omitempty"`
+	Mirror    *projection.MirrorReport    `json:"mirror,omitempty"`
 	Plan      []projection.PlanItem       `json:"plan,omitempty"`
 	// WaitedFor is the pid of another projector this sync waited for.
 	WaitedFor int  `json:"waitedFor,omitempty"`
@@ -106,20 +116,30 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 	if err != nil {
 		return err
 	}
-	conn, err := projection.NewConn(cfg, logger)
+	conn, err := dialForCLI(ctx, cfg, logger, errOut)
 	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.Client(ctx); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("cannot reach GBrain (%v); %d cards wait in the outbox, nothing is lost — see `cgcat gbrain status`", err, outboxDepth(ctx, st))}
 	}
+	defer conn.Close()
 	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
 	res := &gbrainSyncResult{DryRun: o.dryRun}
+	if o.prune {
+		if res.Prune, err = p.Prune(ctx, o.dryRun); err != nil {
+			return fmt.Errorf("look for this machine's orphaned cards: %w", err)
+		}
+	}
 	if o.full {
 		if res.Reconcile, err = p.Reconcile(ctx, o.dryRun); err != nil {
 			return fmt.Errorf("reconcile with GBrain: %w", err)
 		}
+	}
+	if !o.dryRun {
+		// Cards of projects hidden since they were written go back.
+		sw, err := p.Sweep(ctx)
+		if err != nil {
+			return fmt.Errorf("look for cards to take back: %w", err)
+		}
+		res.Sweep = &sw
 	}
 	if o.dryRun {
 		if res.Plan, err = p.Plan(ctx); err != nil {
@@ -160,6 +180,7 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 	}
 	res.Report = &rep
 	if err != nil {
+		recordContact(ctx, st, err)
 		err = fmt.Errorf("GBrain sync stopped (%w); %d cards wait in the outbox, nothing is lost — run `cgcat gbrain sync` again", err, rep.Remaining)
 		if o.json { // one JSON object: the report and the error
 			res.Error, res.ExitCode = err.Error(), exitFailure
@@ -169,7 +190,69 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 		_ = printSyncResult(out, o, res)
 		return err
 	}
+	mrep, err := p.RefreshMirror(ctx, projection.MirrorOptions{})
+	res.Mirror = &mrep
+	recordContact(ctx, st, err)
+	if err != nil {
+		_ = printSyncResult(out, o, res)
+		return fmt.Errorf("the cards were written, but the local mirror of GBrain's cards could not be refreshed (%w); run `cgcat gbrain sync` again", err)
+	}
 	return printSyncResult(out, o, res)
+}
+
+// dialForCLI connects to GBrain for a command a person runs: what GBrain
+// says on stderr while it starts is shown at once, and a silence of a few
+// seconds is explained (a brain held by another gbrain command delays
+// GBrain's answer by up to 30 s), never waited on without a word.
+func dialForCLI(ctx context.Context, cfg *config.Config, logger *slog.Logger, errOut io.Writer) (*projection.Conn, error) {
+	c, err := projection.Connection(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	dialing := true
+	opts := gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: logger,
+		OnStderr: func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if dialing {
+				fmt.Fprintf(errOut, "gbrain: %s\n", local.Printable(line))
+			}
+		}}
+	conn := projection.NewConnWith(c, opts)
+	slow := time.AfterFunc(cliSlowDial, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if dialing {
+			fmt.Fprintf(errOut, "cgcat: GBrain has not answered for %s; its brain may be held by another gbrain command (init, sync, embed), which makes GBrain wait up to 30 s before it answers. Still waiting (Ctrl-C to stop)…\n", cliSlowDial)
+		}
+	})
+	_, err = conn.Client(ctx)
+	slow.Stop()
+	mu.Lock()
+	dialing = false
+	mu.Unlock()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// cliSlowDial is how long a command waits for GBrain in silence before it
+// says why it may be waiting.
+var cliSlowDial = 3 * time.Second
+
+// recordContact writes what this command learned of GBrain where every host
+// reads gbrainState.
+func recordContact(ctx context.Context, st *store.Store, err error) {
+	c := local.GBrainContact{OK: err == nil, At: time.Now().UTC()}
+	if err != nil {
+		c.Error = err.Error()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_ = st.Update(wctx, func(tx *store.Tx) error { tx.PutGBrainContact(c); return nil })
 }
 
 // waitForProjector follows another process's drain until the outbox is
@@ -245,6 +328,9 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		for _, orph := range rr.Orphans {
 			fmt.Fprintf(out, "  orphan: %s (%s)\n", orph.Slug, orph.Why)
 		}
+		if rr.OtherMachines > 0 {
+			fmt.Fprintf(out, "  %d other machines' cards (theirs: never orphans here)\n", rr.OtherMachines)
+		}
 		if rr.OrphanCount > len(rr.Orphans) {
 			fmt.Fprintf(out, "  … and %d more orphans\n", rr.OrphanCount-len(rr.Orphans))
 		}
@@ -253,6 +339,20 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		}
 		if rr.Shifted {
 			fmt.Fprintln(out, "  note: GBrain's card list kept changing during the enumeration; run `cgcat gbrain sync --full` again when it is quiet")
+		}
+	}
+	if pr := res.Prune; pr != nil {
+		verb := "deleting"
+		if pr.DryRun {
+			verb = "would delete"
+		}
+		fmt.Fprintf(out, "prune: %d of this machine's cards name no project here (%s them); %d edited (left alone); %d other machines' cards (never touched)\n",
+			len(pr.Orphans), verb, len(pr.Edited), pr.OtherMachines)
+		for _, orph := range pr.Orphans {
+			fmt.Fprintf(out, "  %s %s: %s\n", verb, orph.Slug, orph.Why)
+		}
+		for _, ed := range pr.Edited {
+			fmt.Fprintf(out, "  left alone: %s: %s\n", ed.Slug, ed.Why)
 		}
 	}
 	if res.DryRun {
@@ -265,6 +365,7 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 			verb := map[projection.Outcome]string{
 				projection.Written: "would write", projection.Unchanged: "unchanged  ", projection.Adopted: "up to date ",
 				projection.Conflict: "conflict   ", projection.NotShared: "skip       ", projection.Dropped: "drop       ", projection.Failed: "cannot     ",
+				projection.Retracted: "would delete",
 			}[it.Action]
 			if it.Action == projection.Written {
 				n++
@@ -302,7 +403,20 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		if r.Failed > 0 {
 			fmt.Fprintf(out, ", %d refused by GBrain", r.Failed)
 		}
+		if r.Retracted > 0 {
+			fmt.Fprintf(out, ", %d deleted from GBrain (projects forgotten or hidden here)", r.Retracted)
+		}
 		fmt.Fprintf(out, "; %d left in the outbox\n", r.Remaining)
+	}
+	if m := res.Mirror; m != nil {
+		fmt.Fprintf(out, "mirror: %d cards in GBrain (%d read, %d unchanged, %d removed", m.Listed, m.Read, m.Kept+m.FromRecord, m.Deleted)
+		if m.Edited > 0 {
+			fmt.Fprintf(out, ", %d edited by people", m.Edited)
+		}
+		if m.Partial {
+			fmt.Fprint(out, "; the rest is read next time")
+		}
+		fmt.Fprintln(out, ")")
 	}
 	return nil
 }
@@ -336,11 +450,19 @@ type gbrainStatus struct {
 	WriteSource      *gbrain.WriteSource `json:"writeSource,omitempty"`
 	WriteSourceOK    bool                `json:"writeSourceOk"`
 	WriteSourceError string              `json:"writeSourceError,omitempty"`
-	SlugPrefix       string              `json:"slugPrefix,omitempty"`
-	Projection       string              `json:"projection,omitempty"`
-	SemanticSearch   bool                `json:"semanticSearch"`
-	Store            *projection.Status  `json:"store,omitempty"`
-	StoreError       string              `json:"storeError,omitempty"`
+	// Brain is what GBrain tells of itself (get_brain_identity: version,
+	// engine, pages); BrainCheck says how expectedBrain was checked, or
+	// plainly that it cannot be.
+	Brain      *gbrain.BrainIdentity `json:"brain,omitempty"`
+	BrainCheck string                `json:"brainCheck,omitempty"`
+	BrainOK    bool                  `json:"brainOk"`
+	// Mirror is the last refresh of the local mirror of GBrain's cards.
+	Mirror         *projection.MirrorReport `json:"mirror,omitempty"`
+	SlugPrefix     string                   `json:"slugPrefix,omitempty"`
+	Projection     string                   `json:"projection,omitempty"`
+	SemanticSearch bool                     `json:"semanticSearch"`
+	Store          *projection.Status       `json:"store,omitempty"`
+	StoreError     string                   `json:"storeError,omitempty"`
 }
 
 // inspectGBrain gathers the status: the store (no network) and one dial.
@@ -354,8 +476,11 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 	s.ExpectedBrain, s.ExpectedSource, s.SlugPrefix, s.Projection, s.SemanticSearch = g.ExpectedBrain, g.ExpectedSource, g.SlugPrefix, g.Projection, g.SemanticSearch
 	if st, err := store.Open(ctx, cfg.DataDir); err != nil {
 		s.StoreError = err.Error()
-	} else if s.Store, err = projection.ReadStatus(ctx, st); err != nil {
-		s.StoreError = err.Error()
+	} else {
+		if s.Store, err = projection.ReadStatus(ctx, st); err != nil {
+			s.StoreError = err.Error()
+		}
+		s.Mirror, _ = projection.LastMirror(ctx, st)
 	}
 	conn, err := projection.Connection(cfg)
 	if err != nil {
@@ -375,7 +500,7 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 			s.Connection += " (no credentials)"
 		}
 	}
-	c, err := gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: g.ExpectedSource})
+	c, err := gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: g.ExpectedSource, ExpectedBrain: g.ExpectedBrain})
 	if err != nil {
 		s.ConnectError = err.Error()
 		return s
@@ -384,6 +509,10 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 	s.Connected = true
 	info := c.ServerInfo()
 	s.Server = strings.TrimSpace(info.Name + " " + info.Version)
+	if bi, err := c.BrainIdentity(ctx); err == nil {
+		s.Brain = bi
+	}
+	s.BrainCheck, s.BrainOK = brainCheck(conn, g.ExpectedBrain)
 	if err := c.CheckSource(ctx); err != nil {
 		s.SourceError = err.Error()
 	} else {
@@ -409,10 +538,21 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 	}
 	warn(errOut, cfg)
 	s := inspectGBrain(ctx, cfg)
+	// The connection failing is a failure of this command (exit 1), after
+	// everything else it could say.
+	failed := func() error {
+		if s.Enabled && !s.Connected {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+		return failed()
 	}
 	if !s.Enabled {
 		fmt.Fprintln(out, "GBrain: off")
@@ -444,7 +584,12 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 	case s.WriteSourceError != "":
 		fmt.Fprintf(out, "writes: WARNING: %s\n", s.WriteSourceError)
 	}
-	fmt.Fprintf(out, "brain: expected %q (GBrain does not name its brain over MCP; the pinned source is what is checked)\n", s.ExpectedBrain)
+	if s.BrainCheck != "" {
+		fmt.Fprintf(out, "brain: %s\n", s.BrainCheck)
+	}
+	if b := s.Brain; b != nil {
+		fmt.Fprintf(out, "brain identity: GBrain %s on %s, %d pages\n", b.Version, b.Engine, b.PageCount)
+	}
 	if s.StoreError != "" {
 		fmt.Fprintf(out, "catalog store: FAILED: %s\n", s.StoreError)
 	}
@@ -489,7 +634,24 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 			fmt.Fprintln(out, "orphans: unknown (run `cgcat gbrain sync --full` to enumerate the cards in GBrain)")
 		}
 	}
-	return nil
+	if m := s.Mirror; m != nil {
+		fmt.Fprintf(out, "mirror: %d cards, refreshed %s ago (%d edited by people)\n", m.Listed, time.Since(m.At).Round(time.Second), m.Edited)
+	} else {
+		fmt.Fprintln(out, "mirror: never refreshed (a `cgcat serve` with GBrain on, or `cgcat gbrain sync`, refreshes it)")
+	}
+	return failed()
+}
+
+// brainCheck says how the expected brain is made sure of for this
+// connection — or, plainly, that it cannot be.
+func brainCheck(conn gbrain.Connection, expected string) (string, bool) {
+	if expected == "" {
+		return "no gbrain.expectedBrain set: the brain is whatever the connection reaches", false
+	}
+	if conn.HTTP() {
+		return fmt.Sprintf("expected %q, NOT CHECKED: GBrain over HTTP does not tell which brain a token serves (get_brain_identity names only its version and engine); the server at %s decides. Only the source is checked for each token", expected, conn.URL), false
+	}
+	return fmt.Sprintf("%q, pinned: cgcat starts gbrain with GBRAIN_BRAIN_ID=%s (GBrain then serves that brain or refuses to start); GBrain does not name its brain over MCP", expected, expected), true
 }
 
 // gbrainDoctorChecks are doctor's GBrain checks (R26): the connection (a
@@ -513,6 +675,13 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 		cs = append(cs, okf("GBrain source %s is registered", s.ExpectedSource))
 	case s.SourceError != "":
 		cs = append(cs, failf("`gbrain sources add "+s.ExpectedSource+"`, or set gbrain.expectedSource to a registered source", "GBrain source: %s", s.SourceError))
+	}
+	if s.Connected && s.BrainCheck != "" {
+		if s.BrainOK {
+			cs = append(cs, okf("GBrain brain %s", s.BrainCheck))
+		} else {
+			cs = append(cs, infof("GBrain brain: %s", s.BrainCheck))
+		}
 	}
 	switch {
 	case s.WriteSourceOK:

@@ -59,6 +59,10 @@ func TestGBrainOverHTTP(t *testing.T) {
 	text, _, _ := runCmd(func(out, errOut *bytes.Buffer) error {
 		return runGBrainStatus(context.Background(), e.globals(), &gbrainStatusOptions{}, out, errOut)
 	})
+	// Over HTTP GBrain does not tell which brain a token serves: said
+	// plainly, with what it does tell.
+	mustContain(t, text, `brain: expected "host", NOT CHECKED: GBrain over HTTP does not tell which brain a token serves`,
+		"brain identity: GBrain 0.46.28.0 on pglite")
 	mustContain(t, text, "(static token from $CGCAT_FAKE_GBRAIN_TOKEN_", "connection: ok (gbrain 0.46.28.0)",
 		"writes: WARNING: gbrain whoami: wrong gbrain write source: a static token (`gbrain auth create`) writes to GBrain's default source, not to \"codegraph-catalog\"")
 	mustNotContain(t, text, static)

@@ -93,12 +93,13 @@ func (e *gbEnv) status() *gbrainStatus {
 	out, errOut, code := runCmd(func(out, errOut *bytes.Buffer) error {
 		return runGBrainStatus(context.Background(), e.globals(), &gbrainStatusOptions{json: true}, out, errOut)
 	})
-	if code != 0 {
-		e.t.Fatalf("status: %d %s", code, errOut)
-	}
 	var s gbrainStatus
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		e.t.Fatalf("status json: %v\n%s", err, out)
+	}
+	// Exit 1 exactly when the connection failed.
+	if want := map[bool]int{true: 0, false: 1}[s.Connected]; code != want {
+		e.t.Fatalf("status exit code %d with connected=%v (want %d): %s", code, s.Connected, want, errOut)
 	}
 	return &s
 }
@@ -189,16 +190,22 @@ func TestGBrainSyncDryRunStatusConflictsOrphans(t *testing.T) {
 	if err := runScan(context.Background(), e.globals(), &scanOptions{}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	// An orphan: a card of a project this machine does not know.
-	orphan, _ := gbrain.Encode(gbrain.Card{ProjectID: "cg_2222222222222222", MachineID: "m_elsewhere", Name: "elsewhere"}, gbrain.EncodeOptions{})
-	e.fake.Put(t, gbSource, e.slug("cg_2222222222222222"), orphan)
+	// Another machine's card (never an orphan), and an orphan: this
+	// machine's card of a project id it does not know any more.
+	other, _ := gbrain.Encode(gbrain.Card{ProjectID: "cg_2222222222222222", MachineID: "m_elsewhere", Name: "elsewhere"}, gbrain.EncodeOptions{})
+	e.fake.Put(t, gbSource, e.slug("cg_2222222222222222"), other)
+	orphan, _ := gbrain.Encode(gbrain.Card{ProjectID: "cg_3333333333333333", MachineID: e.store().MachineID(), Name: "forgotten here"}, gbrain.EncodeOptions{})
+	e.fake.Put(t, gbSource, e.slug("cg_3333333333333333"), orphan)
 
 	out, errOut, code = e.sync(gbrainSyncOptions{full: true})
 	if code != 0 {
 		t.Fatalf("sync --full: %d %s", code, errOut)
 	}
-	mustContain(t, out, "reconcile: 4 cards in GBrain, 3 shared projects here", "orphan: catalog/codegraph/cg_2222222222222222",
-		"1 conflicts (edited in GBrain, not overwritten")
+	mustContain(t, out, "reconcile: 5 cards in GBrain, 3 shared projects here", "orphan: catalog/codegraph/cg_3333333333333333",
+		"1 other machines' cards", "1 conflicts (edited in GBrain, not overwritten")
+	if strings.Contains(out, "orphan: catalog/codegraph/cg_2222222222222222") {
+		t.Fatalf("another machine's card called an orphan:\n%s", out)
+	}
 	if got := e.fake.Content(t, gbSource, e.slug(id)); got != edited {
 		t.Fatal("the edited card was overwritten")
 	}
@@ -222,6 +229,34 @@ func TestGBrainSyncDryRunStatusConflictsOrphans(t *testing.T) {
 	if fails != 0 || warns != 2 || !strings.Contains(strings.Join(all, "\n"), "GBrain conflicts: 1") {
 		t.Fatalf("doctor: %d fails %d warns\n%s", fails, warns, strings.Join(all, "\n"))
 	}
+	if !strings.Contains(strings.Join(all, "\n"), `GBrain brain "host", pinned`) {
+		t.Fatalf("doctor does not say how the brain is checked:\n%s", strings.Join(all, "\n"))
+	}
+
+	// --prune: this machine's orphan goes (a dry run first changes
+	// nothing); another machine's card and the edited card stay.
+	e.fake.ResetCalls(t)
+	out, errOut, code = e.sync(gbrainSyncOptions{prune: true, dryRun: true})
+	if code != 0 {
+		t.Fatalf("sync --prune --dry-run: %d %s", code, errOut)
+	}
+	mustContain(t, out, "prune: 1 of this machine's cards name no project here (would delete them)", "would delete catalog/codegraph/cg_3333333333333333", "1 other machines' cards (never touched)")
+	if c := e.fake.Calls(t); c["delete_page"] != 0 || c["put_page"] != 0 {
+		t.Fatalf("a dry run changed GBrain: %v", c)
+	}
+	out, errOut, code = e.sync(gbrainSyncOptions{prune: true})
+	if code != 0 {
+		t.Fatalf("sync --prune: %d %s", code, errOut)
+	}
+	mustContain(t, out, "1 deleted from GBrain")
+	if pg := e.fake.Page(t, gbSource, e.slug("cg_3333333333333333")); pg == nil || pg.DeletedAt == "" {
+		t.Fatalf("the orphan is still there: %+v", pg)
+	}
+	for _, keep := range []string{"cg_2222222222222222", id} {
+		if pg := e.fake.Page(t, gbSource, e.slug(keep)); pg == nil || pg.DeletedAt != "" {
+			t.Fatalf("%s was deleted", keep)
+		}
+	}
 }
 
 func TestGBrainSyncWithGBrainDownKeepsTheOutbox(t *testing.T) {
@@ -231,7 +266,9 @@ func TestGBrainSyncWithGBrainDownKeepsTheOutbox(t *testing.T) {
 	if code == 0 {
 		t.Fatal("sync with GBrain down must fail")
 	}
-	mustContain(t, errOut, "cannot reach GBrain", "2 cards wait in the outbox", "serve --http")
+	mustContain(t, errOut, "cannot reach GBrain", "2 cards wait in the outbox", "serve --http",
+		// What GBrain said, shown as it said it.
+		"gbrain: [gbrain] Error: GBrain's local database is already open")
 	s := e.status()
 	if s.Connected || s.Store.OutboxDepth != 2 || !strings.Contains(s.ConnectError, "already open") {
 		t.Fatalf("status with GBrain down: %+v", s)
@@ -393,4 +430,21 @@ func TestGBrainSyncWaitsForTheProjectorThatHoldsTheLease(t *testing.T) {
 	if got := e.cards(); len(got) != n {
 		t.Fatalf("cards: %d", len(got))
 	}
+}
+
+// A GBrain that waits in silence before it answers (its brain held by
+// another gbrain command) is explained after a few seconds, not waited on
+// without a word; the sync then goes on.
+func TestGBrainSyncExplainsASilentStart(t *testing.T) {
+	e := newGBEnv(t, 1)
+	e.fake.SetControl(t, gbraintest.Control{StartDelayMs: 1500})
+	old := cliSlowDial
+	cliSlowDial = 300 * time.Millisecond
+	t.Cleanup(func() { cliSlowDial = old })
+	out, errOut, code := e.sync(gbrainSyncOptions{})
+	if code != 0 {
+		t.Fatalf("sync: %d %s", code, errOut)
+	}
+	mustContain(t, errOut, "GBrain has not answered for 300ms; its brain may be held by another gbrain command")
+	mustContain(t, out, "gbrain sync: 1 written")
 }

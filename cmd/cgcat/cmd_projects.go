@@ -90,7 +90,9 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 		return err
 	}
 	if cfg.HasRoots() && f.Catalog().State().LastCompleted.IsZero() {
-		// The CLI has no background loop: finish discovery first, with progress.
+		// The CLI has no background loop: finish discovery first, with
+		// progress — after GBrain's cards of a fresh store are mirrored.
+		primeMirror(ctx, cfg, f.Catalog(), newLogger(errOut), errOut)
 		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/scan"
+	"github.com/cgcat/cgcat/projection"
 	"github.com/spf13/cobra"
 )
 
@@ -62,10 +64,12 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	if !cfg.HasRoots() {
 		return &exitError{code: 2, err: errors.New("no roots to scan: run `cgcat config init --root /ABS/DIR` or pass --root DIR")}
 	}
-	cat, _, err := openCatalog(ctx, cfg, config.Fixed(cfg), newLogger(errOut))
+	logger := newLogger(errOut)
+	cat, _, err := openCatalog(ctx, cfg, config.Fixed(cfg), logger)
 	if err != nil {
 		return err
 	}
+	primeMirror(ctx, cfg, cat, logger, errOut)
 	start := time.Now()
 	var sum scanSummary
 	if o.once {
@@ -194,5 +198,24 @@ func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.C
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("scan interrupted (%w); the queue is kept, so the next scan resumes where this one stopped", err)
 		}
+	}
+}
+
+// primeMirror refreshes GBrain's card mirror before the first scan of a
+// fresh store (a first run, or a catalog that was lost), so that this
+// machine's cards give their projects' ids back instead of new ones being
+// minted (and their cards duplicated). Bounded; GBrain unreachable is said
+// and the scan goes on.
+func primeMirror(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, log *slog.Logger, errOut io.Writer) {
+	if !cfg.GBrain.Enabled || cat.Len() > 0 {
+		return
+	}
+	rep, err := projection.PrimeMirror(ctx, cfg, cat.Store(), log, mirrorPrimeBudget)
+	switch {
+	case err != nil:
+		fmt.Fprintf(errOut, "cgcat: GBrain's cards could not be read before this first scan (%v); projects found now get new ids, and their old cards stay in GBrain (`cgcat gbrain sync --prune` removes this machine's orphans later)\n", err)
+	case rep != nil:
+		_ = cat.Sync(ctx)
+		fmt.Fprintf(errOut, "cgcat: %d GBrain cards mirrored before the first scan (this machine's projects keep their ids)\n", rep.Listed)
 	}
 }

@@ -74,13 +74,29 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// GBrain: only the process holding the projector lease connects, for
+	// short rounds; answers come from the card mirror it keeps. A fresh
+	// store's first discovery waits (bounded) for that mirror, so this
+	// machine's cards give their ids back.
+	var gb frontendGBrain
 	var recall *lateRecall
+	var cards *projection.CardLookup
+	var mirrorReady chan struct{}
 	if cfg != nil && cfg.GBrain.Enabled {
-		recall = &lateRecall{}
+		if cfg.GBrain.SemanticSearch {
+			recall = &lateRecall{}
+			gb.recall = recall
+		}
+		if cl, err := projection.NewCardLookup(cfg, logger); err == nil && cl != nil {
+			cards = cl
+			gb.cards = cl
+		}
+		mirrorReady = make(chan struct{})
+		gb.mirrorReady, gb.mirrorBudget = mirrorReady, mirrorPrimeBudget
 	}
-	f := newFrontend(live, o.workspace, logger, recall.orNil(), o.codegraphServer)
+	f := newFrontend(live, o.workspace, logger, gb, o.codegraphServer)
 	var bg sync.WaitGroup
-	var gb *projection.Service
+	var svc *projection.Service
 	if cfg != nil && cfg.HasRoots() {
 		bg.Add(1)
 		go func() {
@@ -91,15 +107,22 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 				}
 				return
 			}
-			if recall != nil {
-				// GBrain dials lazily in the background and never blocks
-				// discovery or answers (R32).
-				gb = projection.Start(ctx, cfg, f.Catalog().Store(), catalog.Live(live), logger)
-				recall.set(gb.Recall())
+			if mirrorReady != nil {
+				// GBrain never blocks discovery beyond the prime budget,
+				// nor any answer (R32). The projector asks the policy in
+				// force (the live config) per record.
+				svc = projection.StartWith(ctx, cfg, f.Catalog().Store(), catalog.Live(live), logger,
+					projection.ServiceOptions{MirrorReady: mirrorReady, PrimeBudget: mirrorPrimeBudget})
+				if recall != nil {
+					recall.set(svc.Recall())
+				}
+				if cards != nil {
+					cards.UseLive(svc.Live())
+				}
 			}
 			f.Refresher().Run(ctx)
-			if gb != nil {
-				<-gb.Done()
+			if svc != nil {
+				<-svc.Done()
 			}
 		}()
 	}
@@ -132,6 +155,10 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 
 // lateRecall is the frontend's GBrain recall before the catalog (and so the
 // projection service) is ready: until then it says GBrain is not connected.
+// mirrorPrimeBudget bounds how long a fresh store's first discovery waits
+// for GBrain's card mirror.
+const mirrorPrimeBudget = 20 * time.Second
+
 type lateRecall struct {
 	mu sync.Mutex
 	r  local.Recall
@@ -141,13 +168,6 @@ func (l *lateRecall) set(r local.Recall) {
 	l.mu.Lock()
 	l.r = r
 	l.mu.Unlock()
-}
-
-func (l *lateRecall) orNil() local.Recall {
-	if l == nil {
-		return nil
-	}
-	return l
 }
 
 func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]local.RecallHit, error) {

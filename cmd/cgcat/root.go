@@ -18,6 +18,7 @@ import (
 	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/projection"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -338,31 +339,66 @@ func openCatalog(ctx context.Context, cfg *config.Config, live *config.Live, log
 	return cat, ref, nil
 }
 
+// frontendGBrain is what GBrain adds to a frontend: semantic recall (nil
+// unless gbrain.semanticSearch), the card lookup of resolve, and the mirror
+// a fresh store's first discovery waits for.
+type frontendGBrain struct {
+	recall local.Recall
+	cards  local.CardLookup
+	// mirrorReady, when set, holds discovery back until it is closed (at
+	// most mirrorBudget): GBrain's cards give a fresh store's ids back.
+	mirrorReady  <-chan struct{}
+	mirrorBudget time.Duration
+}
+
+// cliGBrain is the GBrain side of a CLI twin (`cgcat projects`, `cgcat
+// resolve`): the mirror the lease holder keeps, and resolve's card lookup
+// — the same path as the tools.
+func cliGBrain(cfg *config.Config, log *slog.Logger) frontendGBrain {
+	var gb frontendGBrain
+	if cl, err := projection.NewCardLookup(cfg, log); err == nil && cl != nil {
+		gb.cards = cl
+	}
+	return gb
+}
+
 // newFrontend builds the frontend that the tools and the CLI twins share.
-// recall is GBrain recall (nil when GBrain is off); codegraphServer names
-// the host's CodeGraph server in handoffs ("" for the default).
-func newFrontend(live *config.Live, workspace string, log *slog.Logger, recall local.Recall, codegraphServer string) *server.Frontend {
-	return newFrontendFor(server.FaceAgent, live, workspace, log, recall, codegraphServer)
+// codegraphServer names the host's CodeGraph server in handoffs ("" for
+// the default); gb is what GBrain adds (nothing when it is off).
+func newFrontend(live *config.Live, workspace string, log *slog.Logger, gb frontendGBrain, codegraphServer string) *server.Frontend {
+	return newFrontendFor(server.FaceAgent, live, workspace, log, gb, codegraphServer)
 }
 
 // newCLIFrontend is the frontend of the CLI twins (`cgcat projects`,
-// `cgcat resolve`, completion): the same answers, with messages that name
-// cgcat's commands instead of the tools.
+// `cgcat resolve`, completion): the same answers, GBrain's mirror and card
+// lookup included, with messages that name cgcat's commands instead of the
+// tools.
 func newCLIFrontend(live *config.Live, errOut io.Writer) *server.Frontend {
-	return newFrontendFor(server.FaceCLI, live, "", newLogger(errOut), nil, "")
+	log := newLogger(errOut)
+	cfg, _ := live.Current()
+	var gb frontendGBrain
+	if cfg != nil {
+		gb = cliGBrain(cfg, log)
+	}
+	return newFrontendFor(server.FaceCLI, live, "", log, gb, "")
 }
 
-func newFrontendFor(face server.Face, live *config.Live, workspace string, log *slog.Logger, recall local.Recall, codegraphServer string) *server.Frontend {
+func newFrontendFor(face server.Face, live *config.Live, workspace string, log *slog.Logger, gb frontendGBrain, codegraphServer string) *server.Frontend {
 	cfg, _ := live.Current()
 	opt := server.Options{
 		Face:            face,
 		Config:          live,
 		Workspace:       workspace,
 		Log:             log,
-		Recall:          recall,
+		Recall:          gb.recall,
+		Cards:           gb.cards,
 		CodeGraphServer: codegraphServer,
 		Open: func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
-			return openCatalog(ctx, cfg, live, log)
+			cat, ref, err := openCatalog(ctx, cfg, live, log)
+			if err == nil && gb.mirrorReady != nil {
+				ref.HoldFirstRound(gb.mirrorReady, gb.mirrorBudget)
+			}
+			return cat, ref, err
 		},
 	}
 	if cfg != nil {

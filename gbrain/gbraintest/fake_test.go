@@ -214,7 +214,18 @@ func TestFakeTagsIDsAndDelete(t *testing.T) {
 	}
 
 	// Soft delete hides the page from get, list and search; a put revives it.
-	r.json("delete_page", map[string]any{"slug": "a/one"}, &map[string]any{})
+	var del map[string]any
+	r.json("delete_page", map[string]any{"slug": "a/one"}, &del)
+	if del["status"] != "soft_deleted" || del["slug"] != "a/one" {
+		t.Errorf("delete_page answered %v", del)
+	}
+	r.json("delete_page", map[string]any{"slug": "a/one"}, &del)
+	if del["status"] != "already_soft_deleted" || del["deleted_at"] == nil {
+		t.Errorf("second delete_page answered %v", del)
+	}
+	if code := r.errCode("delete_page", map[string]any{"slug": "a/never"}); code != "page_not_found" {
+		t.Errorf("delete of an unknown page: %s", code)
+	}
 	if code := r.errCode("get_page", map[string]any{"slug": "a/one"}); code != "page_not_found" {
 		t.Errorf("deleted get: %s", code)
 	}

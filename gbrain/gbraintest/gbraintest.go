@@ -183,6 +183,16 @@ func (f *Fake) Page(t testing.TB, source, slug string) *Page {
 	return st.Find(source, slug)
 }
 
+// Pages returns every stored page, deleted or not.
+func (f *Fake) Pages(t testing.TB) []*Page {
+	t.Helper()
+	st, err := fakebrain.Read(f.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Pages
+}
+
 // Content is the page's content as get_page would return it ("" if absent).
 func (f *Fake) Content(t testing.TB, source, slug string) string {
 	t.Helper()
@@ -206,6 +216,21 @@ func (f *Fake) Put(t testing.TB, source, slug, content string) string {
 		return err
 	})
 	return status
+}
+
+// PutMany writes many pages into source in one go, each with GBrain's
+// put_page semantics (seeding a big brain for benchmarks).
+func (f *Fake) PutMany(t testing.TB, source string, pages map[string]string) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error {
+		b := &fakebrain.Brain{Source: source, Registered: f.Sources}
+		for slug, content := range pages {
+			if _, err := b.Put(st, slug, content); err != nil {
+				return fmt.Errorf("put %s: %w", slug, err)
+			}
+		}
+		return nil
+	})
 }
 
 // Edit changes a stored page in place (nothing recomputed) — corruption

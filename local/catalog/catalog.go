@@ -149,12 +149,7 @@ func (c *Catalog) apply(u view.Update) {
 	for _, id := range deleted {
 		ix.Delete(id)
 	}
-	for _, cd := range cards {
-		cx.Put(cardDoc(cd))
-	}
-	for _, slug := range deletedCards {
-		cx.Delete(slug)
-	}
+	c.indexCards(cx, full, changed, deleted, cards, deletedCards)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if full {
@@ -196,6 +191,71 @@ func (c *Catalog) apply(u view.Update) {
 	}
 	c.index = ix
 	c.lastErr = nil
+}
+
+// indexCards keeps the card index to the cards that can be answered as
+// historical: those whose project id is not bound here (a card of a bound
+// project never is; leaving this machine's own cards out keeps a search
+// with GBrain on as cheap as one without). A record bound or forgotten in
+// this update moves its cards out of or into the index.
+func (c *Catalog) indexCards(cx *search.Index, full bool, changed []*local.Project, deleted []string, cards []*local.Card, deletedCards []string) {
+	bound := map[string]bool{}
+	var before map[string][]*local.Card // cards by project id, before this update
+	c.mu.RLock()
+	if !full {
+		for id := range c.projects {
+			bound[id] = true
+		}
+		before = map[string][]*local.Card{}
+		for _, id := range deleted {
+			for _, slug := range c.byProject[id] {
+				before[id] = append(before[id], c.cards[slug])
+			}
+		}
+		for _, p := range changed {
+			if !bound[p.ID] {
+				before[p.ID] = nil
+				for _, slug := range c.byProject[p.ID] {
+					cx.Delete(slug) // bound now
+				}
+			}
+		}
+	}
+	c.mu.RUnlock()
+	for _, p := range changed {
+		bound[p.ID] = true
+	}
+	for _, id := range deleted {
+		delete(bound, id)
+	}
+	gone := map[string]bool{}
+	for _, slug := range deletedCards {
+		gone[slug] = true
+		cx.Delete(slug)
+	}
+	// Cards of records forgotten now become answerable (unless replaced or
+	// deleted in this same update).
+	updated := map[string]bool{}
+	for _, cd := range cards {
+		updated[cd.Slug] = true
+	}
+	for _, id := range deleted {
+		if bound[id] {
+			continue
+		}
+		for _, cd := range before[id] {
+			if cd != nil && !gone[cd.Slug] && !updated[cd.Slug] {
+				cx.Put(cardDoc(cd))
+			}
+		}
+	}
+	for _, cd := range cards {
+		if bound[cd.ProjectID] {
+			cx.Delete(cd.Slug)
+		} else {
+			cx.Put(cardDoc(cd))
+		}
+	}
 }
 
 // dropCard forgets a mirrored card (c.mu held).
@@ -271,7 +331,8 @@ func (c *Catalog) Card(slug string) *local.Card {
 	return nil
 }
 
-// SearchCards ranks the mirrored cards that keep accepts, the first n.
+// SearchCards ranks the mirrored cards that keep accepts, the first n. Only
+// cards whose project id is not bound here are ranked (see indexCards).
 func (c *Catalog) SearchCards(query string, keep func(*local.Card) bool, n int) []search.Hit {
 	c.mu.RLock()
 	cx := c.cardIndex

@@ -87,6 +87,11 @@ type GBrain struct {
 	SemanticSearch bool   `json:"semanticSearch"`
 	// RecallBudgetMs bounds how long a search waits for GBrain recall.
 	RecallBudgetMs int `json:"recallBudgetMs"`
+	// KeepAliveSeconds is how long a stdio GBrain connection stays open
+	// after a sync round or mirror refresh before it is closed, so that a
+	// PGLite brain (one process at a time) is free between rounds. 0 closes
+	// it right after each round. An HTTP connection stays open.
+	KeepAliveSeconds int `json:"keepAliveSeconds"`
 }
 
 // Connection is a GBrain MCP endpoint (R7): a stdio child or an HTTP URL.
@@ -134,12 +139,13 @@ func Default() Config {
 			MaxBytesPerProject: 65536,
 		},
 		GBrain: GBrain{
-			ConnectionRef:  "local-gbrain-catalog",
-			ExpectedBrain:  "host",
-			ExpectedSource: "codegraph-catalog",
-			SlugPrefix:     "catalog/codegraph",
-			Projection:     ProjectionReference,
-			RecallBudgetMs: 300,
+			ConnectionRef:    "local-gbrain-catalog",
+			ExpectedBrain:    "host",
+			ExpectedSource:   "codegraph-catalog",
+			SlugPrefix:       "catalog/codegraph",
+			Projection:       ProjectionReference,
+			RecallBudgetMs:   300,
+			KeepAliveSeconds: 5,
 		},
 	}
 }
@@ -261,6 +267,7 @@ func (c *Config) validate() error {
 		{"discovery.maxRoundMs", d.MaxRoundMs, 1, 24 * 3600 * 1000},
 		{"discovery.retainMissingDays", d.RetainMissingDays, 0, 36500},
 		{"gbrain.recallBudgetMs", c.GBrain.RecallBudgetMs, 1, 60_000},
+		{"gbrain.keepAliveSeconds", c.GBrain.KeepAliveSeconds, 0, 3600},
 	} {
 		if n.v < n.min || n.v > n.max {
 			return fail(n.field, "must be between %d and %d, got %d", n.min, n.max, n.v)

@@ -32,6 +32,8 @@ type Refresher struct {
 	kick     chan struct{}
 	// sliceMu keeps this process's own tool-call slices from racing its loop.
 	sliceMu sync.Mutex
+	// gate holds the first discovery back (gate.go).
+	gate gate
 
 	errMu   sync.Mutex
 	lastErr error // the last discovery failure, cleared by a success
@@ -168,6 +170,7 @@ func modTime(p string) time.Time {
 // round runs one budgeted round if this process can take the scan lease.
 func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time.Time) {
 	asked := !askedAt.IsZero()
+	r.waitGate(ctx, time.Time{})
 	r.sliceMu.Lock()
 	defer r.sliceMu.Unlock()
 	// A slice this process ran for a call (or another process) may have
@@ -214,6 +217,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 // loop holds the lease, it waits for their commits instead, up to budget.
 func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 	until := time.Now().Add(budget)
+	r.waitGate(ctx, until)
 	if r.sliceMu.TryLock() {
 		s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
 		if err == nil {

@@ -18,6 +18,11 @@
 //	GBRAIN_FAKE_CONTROL  fault switches (see fakebrain.Control), re-read at every call
 //	GBRAIN_FAKE_SOURCES  comma-separated registered sources besides "default"
 //	GBRAIN_SOURCE        the source to write to, as in GBrain
+//	GBRAIN_BRAIN_ID      the brain: "host" (or unset) is this state; any other
+//	                     id is an unknown mount, and the fake exits at start as
+//	                     GBrain does ("Unknown brain")
+//	GBRAIN_FAKE_MEMORY   1: load the state once and keep it in memory (benchmarks;
+//	                     see fakebrain.MemoryMode)
 //	GBRAIN_FAKE_FORCE_SOURCE  fault: serve this source whatever GBRAIN_SOURCE says
 //	                     (a server pinned to another source, as over HTTP)
 //
@@ -49,18 +54,19 @@ const (
 
 // params lists the parameters each tool accepts (GBRAIN.md).
 var params = map[string][]string{
-	"get_page":     {"slug", "fuzzy", "include_content", "include_deleted", "source_id"},
-	"put_page":     {"slug", "content", "allow_empty"},
-	"list_pages":   {"type", "tag", "limit", "offset", "updated_after", "sort", "include_deleted", "source_id"},
-	"search":       {"query", "limit", "offset", "mode", "types", "snippet_chars"},
-	"query":        {"query", "limit", "offset", "mode", "types", "snippet_chars", "source_id", "expand", "detail"},
-	"delete_page":  {"slug"},
-	"add_tag":      {"slug", "tag"},
-	"remove_tag":   {"slug", "tag"},
-	"get_tags":     {"slug"},
-	"whoami":       {},
-	"sources_list": {"include_archived"},
-	"sources_add":  {"id", "name", "path", "url", "federated", "clone_dir"},
+	"get_page":           {"slug", "fuzzy", "include_content", "include_deleted", "source_id"},
+	"put_page":           {"slug", "content", "allow_empty"},
+	"list_pages":         {"type", "tag", "limit", "offset", "updated_after", "sort", "include_deleted", "source_id"},
+	"search":             {"query", "limit", "offset", "mode", "types", "snippet_chars"},
+	"query":              {"query", "limit", "offset", "mode", "types", "snippet_chars", "source_id", "expand", "detail"},
+	"delete_page":        {"slug"},
+	"add_tag":            {"slug", "tag"},
+	"remove_tag":         {"slug", "tag"},
+	"get_tags":           {"slug"},
+	"whoami":             {},
+	"get_brain_identity": {},
+	"sources_list":       {"include_archived"},
+	"sources_add":        {"id", "name", "path", "url", "federated", "clone_dir"},
 }
 
 var (
@@ -90,6 +96,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "[gbrain] fatal: simulated crash at start-up")
 		os.Exit(3)
 	}
+	if b := os.Getenv("GBRAIN_BRAIN_ID"); b != "" && b != "host" {
+		fmt.Fprintf(os.Stderr, "[gbrain] Error: Unknown brain: %q. No enabled mount with id %q found. Available brain ids: (none registered)\n", b, b)
+		os.Exit(1)
+	}
 	if ctl.StartDelayMs > 0 {
 		time.Sleep(time.Duration(ctl.StartDelayMs) * time.Millisecond)
 	}
@@ -110,7 +120,7 @@ func main() {
 	cwd, _ := os.Getwd()
 	if err := fakebrain.Update(statePath, func(st *fakebrain.State) error {
 		st.Starts = append(st.Starts, fakebrain.Start{
-			PID: os.Getpid(), Source: brain.Source, EnvSource: os.Getenv("GBRAIN_SOURCE"),
+			PID: os.Getpid(), Source: brain.Source, EnvSource: os.Getenv("GBRAIN_SOURCE"), EnvBrain: os.Getenv("GBRAIN_BRAIN_ID"),
 			SkipHooks: os.Getenv("GBRAIN_SKIP_STARTUP_HOOKS"), Cwd: cwd, Args: os.Args[1:],
 		})
 		return nil
@@ -268,7 +278,7 @@ func handler(tool string) server.ToolHandlerFunc {
 // toolScope is the scope each tool needs over HTTP (GBrain's op.scope).
 var toolScope = map[string]string{
 	"get_page": "read", "list_pages": "read", "search": "read", "query": "read", "get_tags": "read",
-	"whoami": "read", "sources_list": "read",
+	"whoami": "read", "sources_list": "read", "get_brain_identity": "read",
 	"put_page": "write", "delete_page": "write", "add_tag": "write", "remove_tag": "write",
 	"sources_add": "sources_admin",
 }
@@ -299,6 +309,16 @@ func run(b *fakebrain.Brain, tool string, st *fakebrain.State, args map[string]a
 		return v, nil, err
 	case "whoami":
 		return whoami(b.Caller), nil, nil
+	case "get_brain_identity":
+		pages, chunks := 0, 0
+		for _, p := range st.Pages {
+			if p.DeletedAt == "" {
+				pages++
+				chunks += 1 + len(p.Body)/2000
+			}
+		}
+		return map[string]any{"version": serverVersion, "engine": "pglite", "page_count": pages, "chunk_count": chunks,
+			"last_sync_iso": nil, "update_available": false, "latest_version": nil}, nil, nil
 	case "sources_list":
 		return b.SourcesList(st), nil, nil
 	case "sources_add":

@@ -405,13 +405,22 @@ func (b *Brain) DeletePage(st *State, args map[string]any) (any, error) {
 	if !ok {
 		return nil, invalid("slug is required")
 	}
+	if te := checkSlug(slug); te != nil {
+		return nil, te
+	}
+	// As GBrain 0.46.28's delete_page: soft-deleted now, already
+	// soft-deleted (with its deleted_at), or not found at all.
 	p := st.Find(b.Source, slug)
-	if p == nil || p.DeletedAt != "" {
-		return nil, notFound(slug)
+	if p == nil {
+		return nil, &ToolError{Code: "page_not_found", Message: "Page not found: " + slug,
+			Suggestion: "Check the slug (and source_id on a multi-source brain)."}
+	}
+	if p.DeletedAt != "" {
+		return map[string]any{"status": "already_soft_deleted", "slug": slug, "deleted_at": p.DeletedAt}, nil
 	}
 	now, _ := b.now(st)
 	p.DeletedAt = now
-	return map[string]any{"slug": slug, "status": "deleted", "restorable_hours": 72}, nil
+	return map[string]any{"status": "soft_deleted", "slug": slug, "recoverable_until": "now + 72h via restore_page"}, nil
 }
 
 // ListPages: filter, sort, offset paging, limit capped at 100.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // KV is one frontmatter entry, in order.
@@ -47,6 +48,7 @@ type Start struct {
 	PID       int      `json:"pid"`
 	Source    string   `json:"source"`     // the source the server resolved
 	EnvSource string   `json:"env_source"` // GBRAIN_SOURCE as received
+	EnvBrain  string   `json:"env_brain"`  // GBRAIN_BRAIN_ID as received
 	SkipHooks string   `json:"skip_hooks"` // GBRAIN_SKIP_STARTUP_HOOKS as received
 	Cwd       string   `json:"cwd"`
 	Args      []string `json:"args"`
@@ -79,10 +81,43 @@ func (s *State) Find(source, slug string) *Page {
 	return nil
 }
 
+// Memory mode (GBRAIN_FAKE_MEMORY=1, benchmarks only): the process loads
+// the state file once and then keeps the brain in memory, never saving it,
+// so a call costs what the tool costs and not a rewrite of the whole file.
+// Changes made through the file by tests are not seen, and the process's
+// own changes do not reach the file: write through the tools instead.
+var (
+	memMu    sync.Mutex
+	memState *State
+)
+
+// MemoryMode reports whether GBRAIN_FAKE_MEMORY=1.
+func MemoryMode() bool { return os.Getenv("GBRAIN_FAKE_MEMORY") == "1" }
+
+func memory(path string) (*State, error) {
+	if memState == nil {
+		st, err := load(path)
+		if err != nil {
+			return nil, err
+		}
+		memState = st
+	}
+	return memState, nil
+}
+
 // Update loads the state at path under an exclusive lock, lets fn change
 // it, and saves it atomically when fn returns nil. A missing file is an
 // empty brain.
 func Update(path string, fn func(*State) error) error {
+	if MemoryMode() {
+		memMu.Lock()
+		defer memMu.Unlock()
+		st, err := memory(path)
+		if err != nil {
+			return err
+		}
+		return fn(st)
+	}
 	unlock, err := lock(path)
 	if err != nil {
 		return err
@@ -100,6 +135,11 @@ func Update(path string, fn func(*State) error) error {
 
 // Read loads the state under the lock without saving.
 func Read(path string) (*State, error) {
+	if MemoryMode() {
+		memMu.Lock()
+		defer memMu.Unlock()
+		return memory(path)
+	}
 	unlock, err := lock(path)
 	if err != nil {
 		return nil, err
