@@ -155,7 +155,9 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 	}
 	base := t.TempDir()
 	root := filepath.Join(base, "code")
-	projects := genTree(t, root, 6, 4, 29)
+	// Big enough that the holder is far from done when caught outside a
+	// batch (catching it can take many stop/continue rounds).
+	projects := genTree(t, root, 8, 4, 29)
 	data := filepath.Join(base, "data")
 	cfg := writeConfig(t, base, cfgOpts{data: data, root: root, slice: 50})
 	env := []string{"CGCAT_PROGRESS=lines", "CGCAT_LEASE_STALE_AFTER=1s"}
