@@ -24,7 +24,7 @@ type Policy struct {
 	Discovery []string
 	Share     []string
 	Deny      []string
-	// DenyIDs are the identities (pathid.DirID) of the deny roots that
+	// DenyIDs are the identities (pathid.DirKey) of the deny roots that
 	// exist, matched against the identities a record's lineage remembers.
 	DenyIDs []string
 	// denyLive are their plain file identities, for the live check of a
@@ -44,7 +44,7 @@ func PolicyFrom(c *config.Config) Policy {
 	p.Share = slices.Clone(c.Sharing.Roots)
 	p.Deny = resolveDeny(c)
 	for _, d := range p.Deny {
-		if id, err := pathid.DirID(d); err == nil && !slices.Contains(p.DenyIDs, id) {
+		if id, err := pathid.DirKey(d); err == nil && !slices.Contains(p.DenyIDs, id) {
 			p.DenyIDs = append(p.DenyIDs, id)
 		}
 		if id, err := pathid.FileID(d); err == nil && !id.IsZero() && !slices.Contains(p.denyLive, id) {

@@ -191,7 +191,7 @@ func (s *Scanner) lineage(root string) []string {
 	}
 	var ids []string
 	for d := root; ; d = filepath.Dir(d) {
-		if id, err := pathid.DirID(d); err == nil {
+		if id, err := pathid.DirKey(d); err == nil {
 			ids = append(ids, id)
 		}
 		if pathid.Same(d, top) || filepath.Dir(d) == d {
