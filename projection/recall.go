@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/store"
-	"github.com/cgcat/cgcat/server"
 )
 
 // Recaller answers the frontend's recall (R31) from a live GBrain
@@ -36,9 +36,9 @@ type Recaller struct {
 // use it to say gbrainState degraded on answers that do not search).
 func (r *Recaller) Connected() bool { return r.Conn.Current() != nil }
 
-// Recall implements server.Recall. It never dials: without a live
+// Recall implements local.Recall. It never dials: without a live
 // connection it fails at once, and the frontend says gbrainState degraded.
-func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]server.RecallHit, error) {
+func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]local.RecallHit, error) {
 	c := r.Conn.Current()
 	if c == nil && r.Dial != nil {
 		var err error
@@ -128,11 +128,11 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]serve
 		}()
 	}
 	wg.Wait()
-	var got []server.RecallHit
+	var got []local.RecallHit
 	var errs []error
 	for i, id := range bound {
 		if out[i].ok {
-			got = append(got, server.RecallHit{ProjectID: id, MachineID: r.Settings.MachineID})
+			got = append(got, local.RecallHit{ProjectID: id, MachineID: r.Settings.MachineID})
 		} else if out[i].err != nil {
 			errs = append(errs, out[i].err)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/cgcat/cgcat/outbox"
-	"github.com/cgcat/cgcat/server"
 )
 
 // ServiceOptions tune a Service; zero fields take the defaults.
@@ -177,7 +176,7 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 // Recall is the frontend's GBrain recall: only GBrain's semantic query, and
 // only with gbrain.semanticSearch (keyword matches come from the mirror,
 // locally). nil otherwise.
-func (s *Service) Recall() server.Recall {
+func (s *Service) Recall() local.Recall {
 	if s == nil || !s.enabled || !s.cfg.GBrain.SemanticSearch {
 		return nil
 	}
