@@ -141,7 +141,7 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 			*d = v
 		}
 	}
-	def(&opt.RoundEvery, time.Minute)
+	def(&opt.RoundEvery, time.Duration(max(cfg.GBrain.CheckSeconds, 2))*time.Second)
 	def(&opt.LeaseEvery, 10*time.Second)
 	def(&opt.Poll, time.Second)
 	if opt.KeepAlive == 0 {

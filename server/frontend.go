@@ -78,9 +78,6 @@ type opening struct {
 // RevalidateAfter is the hint given with every record (R23): not a lock.
 const RevalidateAfter = 60
 
-// gbrainFresh is how recent GBrain's last answer must be for gbrainState ok.
-const gbrainFresh = 3 * time.Minute
-
 // NewFrontend builds a frontend and starts opening its catalog.
 func NewFrontend(opt Options) *Frontend {
 	if opt.Now == nil {
@@ -295,8 +292,11 @@ func (f *Frontend) gbrainState(c *call) string {
 	if c.gstate != "" {
 		return c.gstate
 	}
+	// The last check is news for three check intervals (a round may run
+	// late on a busy machine); older, nobody knows that GBrain answers.
+	fresh := 3 * time.Duration(max(c.cfg.GBrain.CheckSeconds, 60)) * time.Second
 	g := c.cat.GBrain()
-	if g.OK && f.opt.Now().Sub(g.At) < gbrainFresh {
+	if g.OK && f.opt.Now().Sub(g.At) < fresh {
 		return GBrainOK
 	}
 	return GBrainDegraded

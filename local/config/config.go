@@ -92,6 +92,12 @@ type GBrain struct {
 	// PGLite brain (one process at a time) is free between rounds. 0 closes
 	// it right after each round. An HTTP connection stays open.
 	KeepAliveSeconds int `json:"keepAliveSeconds"`
+	// CheckSeconds is how often the process holding the projector lease
+	// runs a round (sweep, drain, mirror refresh) and so checks that GBrain
+	// answers: gbrainState is the outcome of the last such check, on every
+	// host and CLI twin. A shorter interval notices a GBrain that went down
+	// sooner; each round of a stdio GBrain starts its process.
+	CheckSeconds int `json:"checkSeconds"`
 }
 
 // Connection is a GBrain MCP endpoint (R7): a stdio child or an HTTP URL.
@@ -146,6 +152,7 @@ func Default() Config {
 			Projection:       ProjectionReference,
 			RecallBudgetMs:   300,
 			KeepAliveSeconds: 5,
+			CheckSeconds:     60,
 		},
 	}
 }
@@ -268,6 +275,7 @@ func (c *Config) validate() error {
 		{"discovery.retainMissingDays", d.RetainMissingDays, 0, 36500},
 		{"gbrain.recallBudgetMs", c.GBrain.RecallBudgetMs, 1, 60_000},
 		{"gbrain.keepAliveSeconds", c.GBrain.KeepAliveSeconds, 0, 3600},
+		{"gbrain.checkSeconds", c.GBrain.CheckSeconds, 2, 3600},
 	} {
 		if n.v < n.min || n.v > n.max {
 			return fail(n.field, "must be between %d and %d, got %d", n.min, n.max, n.v)

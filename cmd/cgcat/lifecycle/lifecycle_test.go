@@ -157,7 +157,10 @@ func newRun(t *testing.T, seed uint64, failFast bool) *run {
 		"connectionRef":  "fake-gbrain",
 		"expectedSource": "codegraph-catalog",
 		"recallBudgetMs": 2000,
-		"connections":    map[string]any{"fake-gbrain": map[string]any{"command": fc.Command, "args": fc.Args, "env": fc.Env}},
+		// GBrain is checked by the projector's rounds; often enough that
+		// a switch of the fake shows within the convergence bound.
+		"checkSeconds": 3,
+		"connections":  map[string]any{"fake-gbrain": map[string]any{"command": fc.Command, "args": fc.Args, "env": fc.Env}},
 	}
 	if r.watch, err = newLeaseWatch(w.data); err != nil {
 		t.Fatal(err)
