@@ -1,6 +1,7 @@
 package gbrain
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,7 +86,7 @@ func (c *Client) CheckWriteSource(ctx context.Context) (*WriteSource, error) {
 		if ws.Source == "" {
 			ws.Source = "default" // GBrain: authInfo.sourceId ?? 'default'
 		}
-		ws.How = fmt.Sprintf("the write source of OAuth client %q (whoami)", firstNonEmpty(id.ClientName, id.ClientID))
+		ws.How = fmt.Sprintf("the write source of OAuth client %q (whoami)", cmp.Or(id.ClientName, id.ClientID))
 	case id.Transport == "legacy":
 		ws.Source = "default"
 		ws.How = fmt.Sprintf("static token %q (`gbrain auth create`): GBrain writes a static token's pages to its default source", id.TokenName)
@@ -100,7 +101,7 @@ func (c *Client) CheckWriteSource(ctx context.Context) (*WriteSource, error) {
 		return ws, nil
 	case id.Transport == "oauth":
 		return fail(ErrWrongWriteSource, "pages written with this token land in source %q (OAuth client %q was registered with it), not in %q. Register a client for %q (`gbrain auth register-client NAME --grant-types client_credentials --scopes \"read write\" --source %s`) and put its id and secret in the environment, or move this one (`gbrain auth rescope-client %s --source %s`)",
-			ws.Source, firstNonEmpty(id.ClientName, id.ClientID), exp, exp, exp, firstNonEmpty(id.ClientID, "CLIENT_ID"), exp)
+			ws.Source, cmp.Or(id.ClientName, id.ClientID), exp, exp, exp, cmp.Or(id.ClientID, "CLIENT_ID"), exp)
 	case id.Transport == "legacy":
 		return fail(ErrWrongWriteSource, "a static token (`gbrain auth create`) writes to GBrain's default source, not to %q. Use OAuth client credentials instead: `gbrain auth register-client NAME --grant-types client_credentials --scopes \"read write\" --source %s`, then clientIdEnv and clientSecretEnv in the connection",
 			exp, exp)
@@ -139,15 +140,6 @@ func hasScope(scopes []string, want string) bool {
 		}
 	}
 	return false
-}
-
-func firstNonEmpty(xs ...string) string {
-	for _, x := range xs {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // BrainIdentity is GBrain's get_brain_identity answer: what it tells of

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,7 +263,7 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 			if name != "" {
 				name = " (" + name + ")"
 			}
-			fmt.Fprintf(out, "%s %s%s: %s\n", verb, firstNonEmptyStr(it.Slug, it.ProjectID), name, it.Detail)
+			fmt.Fprintf(out, "%s %s%s: %s\n", verb, cmp.Or(it.Slug, it.ProjectID), name, it.Detail)
 		}
 		fmt.Fprintf(out, "dry run: %d of %d queued cards would be written; nothing was written\n", n, len(res.Plan))
 		return nil
@@ -307,13 +308,4 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		fmt.Fprintln(out, ")")
 	}
 	return nil
-}
-
-func firstNonEmptyStr(xs ...string) string {
-	for _, x := range xs {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -104,8 +105,8 @@ func parsePyproject(_ string, b []byte) (manifest, error) {
 	proj := table(doc, "project")
 	poetry := table(table(doc, "tool"), "poetry")
 	m := manifest{
-		name:        cmp(str(proj["name"]), str(poetry["name"])),
-		description: cmp(str(proj["description"]), str(poetry["description"])),
+		name:        cmp.Or(str(proj["name"]), str(poetry["name"])),
+		description: cmp.Or(str(proj["description"]), str(poetry["description"])),
 		keywords:    append(strs(proj["keywords"]), strs(poetry["keywords"])...),
 	}
 	m.packages = nonEmpty(m.name)
@@ -125,13 +126,6 @@ func str(v any) string {
 func strs(v any) []string {
 	vs, _ := v.([]any)
 	return stringsOf(vs)
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // parseGoMod reads the module line. The name is the last path element, but
@@ -263,8 +257,8 @@ func parsePom(_ string, b []byte) (manifest, error) {
 	if p.XMLName.Local != "project" {
 		return manifest{}, errors.New("root element is not <project>")
 	}
-	group, artifact := cmp(literal(p.GroupID), literal(p.Parent.GroupID)), literal(p.ArtifactID)
-	m := manifest{name: cmp(literal(p.Name), artifact), description: literal(p.Description)}
+	group, artifact := cmp.Or(literal(p.GroupID), literal(p.Parent.GroupID)), literal(p.ArtifactID)
+	m := manifest{name: cmp.Or(literal(p.Name), artifact), description: literal(p.Description)}
 	if group != "" && artifact != "" {
 		m.packages = append(m.packages, group+":"+artifact)
 	}
@@ -292,11 +286,11 @@ func parseCsproj(file string, b []byte) (manifest, error) {
 	}
 	var id, asm, desc, tags string
 	for _, g := range p.Groups {
-		id, asm = cmp(id, literal(g.PackageID)), cmp(asm, literal(g.AssemblyName))
-		desc, tags = cmp(desc, literal(g.Description)), cmp(tags, literal(g.PackageTags))
+		id, asm = cmp.Or(id, literal(g.PackageID)), cmp.Or(asm, literal(g.AssemblyName))
+		desc, tags = cmp.Or(desc, literal(g.Description)), cmp.Or(tags, literal(g.PackageTags))
 	}
-	asm = cmp(asm, strings.TrimSuffix(filepath.Base(file), ".csproj"))
-	m := manifest{name: cmp(id, asm), description: desc, packages: nonEmpty(id, asm)}
+	asm = cmp.Or(asm, strings.TrimSuffix(filepath.Base(file), ".csproj"))
+	m := manifest{name: cmp.Or(id, asm), description: desc, packages: nonEmpty(id, asm)}
 	for t := range strings.FieldsFuncSeq(tags, func(r rune) bool { return r == ';' || r == ',' }) {
 		m.keywords = append(m.keywords, strings.TrimSpace(t))
 	}

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"cmp"
 	"errors"
 	"regexp"
 	"strconv"
@@ -53,7 +54,7 @@ func parseGemspec(_ string, b []byte) (manifest, error) {
 	if len(attrs) == 0 {
 		return manifest{}, errors.New("no name, summary or description")
 	}
-	m := manifest{name: attrs["name"], description: cmp(attrs["description"], attrs["summary"])}
+	m := manifest{name: attrs["name"], description: cmp.Or(attrs["description"], attrs["summary"])}
 	m.packages = nonEmpty(m.name)
 	return m, nil
 }
