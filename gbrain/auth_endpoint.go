@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,10 +138,10 @@ func (s *tokenSource) discover(ctx context.Context) (string, error) {
 	if err := json.Unmarshal(body, &md); err != nil || md.TokenEndpoint == "" {
 		return "", &AuthError{Class: Definite, Err: fmt.Errorf("gbrain OAuth discovery %s: no token_endpoint in the answer: %w", where, garbage("not OAuth metadata", string(body)))}
 	}
-	if len(md.Grants) > 0 && !contains(md.Grants, "client_credentials") {
+	if len(md.Grants) > 0 && !slices.Contains(md.Grants, "client_credentials") {
 		return "", &AuthError{Class: Definite, Err: fmt.Errorf("gbrain OAuth discovery %s: the server does not offer the client_credentials grant (offers %s)", where, strings.Join(md.Grants, ", "))}
 	}
-	if len(md.AuthMethods) > 0 && !contains(md.AuthMethods, "client_secret_post") {
+	if len(md.AuthMethods) > 0 && !slices.Contains(md.AuthMethods, "client_secret_post") {
 		return "", &AuthError{Class: Definite, Err: fmt.Errorf("gbrain OAuth discovery %s: the token endpoint does not take credentials in the form body (client_secret_post); it offers %s", where, strings.Join(md.AuthMethods, ", "))}
 	}
 	ep, err := sameServer(s.origin, md.TokenEndpoint)
@@ -186,15 +187,6 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // oauthReason is an OAuth error answer in a few words, never echoing a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ func (b *Brain) readSource(args map[string]any) (string, *ToolError) {
 		return "", te
 	}
 	if ok {
-		if b.Caller != nil && b.Caller.Federated != nil && !contains(b.Caller.Federated, s) {
+		if b.Caller != nil && b.Caller.Federated != nil && !slices.Contains(b.Caller.Federated, s) {
 			return "", &ToolError{Code: "permission_denied", Message: fmt.Sprintf("source '%s' is outside your granted sources", s),
 				Suggestion: "Request access to this source, or omit source_id to search within your grant."}
 		}

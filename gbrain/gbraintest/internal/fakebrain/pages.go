@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -275,7 +276,7 @@ func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
 		if typ != "" && p.Type != typ {
 			continue
 		}
-		if tag != "" && !contains(p.Tags, tag) {
+		if tag != "" && !slices.Contains(p.Tags, tag) {
 			continue
 		}
 		rows = append(rows, p)
@@ -298,15 +299,6 @@ func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
 		out = append(out, map[string]any{"slug": p.Slug, "source_id": p.Source, "type": p.Type, "title": p.Title, "updated_at": p.UpdatedAt})
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Put applies a put_page as another client would (tests: "edit behind our

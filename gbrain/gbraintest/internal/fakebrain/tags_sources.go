@@ -1,5 +1,7 @@
 package fakebrain
 
+import "slices"
+
 // Tags.
 func (b *Brain) AddTag(st *State, args map[string]any, add bool) (any, error) {
 	slug, _, te := str(args, "slug")
@@ -66,7 +68,7 @@ func (b *Brain) SourcesAdd(st *State, args map[string]any) (any, error) {
 	if !ValidSource(id) {
 		return nil, invalid("Source id must match [a-z0-9-]{1,32}")
 	}
-	if contains(b.registered(st), id) {
+	if slices.Contains(b.registered(st), id) {
 		return nil, &ToolError{Code: "invalid_params", Message: "Source " + id + " already exists"}
 	}
 	st.Sources = append(st.Sources, id)
