@@ -77,10 +77,6 @@ type codexDoc struct {
 	blocks []codexBlock
 }
 
-func codexUnsafe(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUnsafe, fmt.Sprintf(format, args...))
-}
-
 // parseCodex parses src, finds every table of entry name and refuses the
 // forms we cannot edit.
 func parseCodex(src []byte, name string) (*codexDoc, error) {
@@ -107,9 +103,9 @@ func parseCodex(src []byte, name string) (*codexDoc, error) {
 			cur = -1
 			switch {
 			case it.kind == unstable.ArrayTable && slices.Equal(it.key, servers):
-				return nil, codexUnsafe("%s is written as an array of tables ([[%s]]), which Codex does not read; fix the file by hand", codexServersKey, codexServersKey)
+				return nil, unsafef("%s is written as an array of tables ([[%s]]), which Codex does not read; fix the file by hand", codexServersKey, codexServersKey)
 			case it.kind == unstable.ArrayTable && slices.Equal(it.key, ours):
-				return nil, codexUnsafe("%s.%s is written as an array of tables ([[%s.%s]]); %s", codexServersKey, name, codexServersKey, name, hand)
+				return nil, unsafef("%s.%s is written as an array of tables ([[%s.%s]]); %s", codexServersKey, name, codexServersKey, name, hand)
 			case hasPrefix(it.key, ours):
 				b := codexBlock{start: it.start, end: it.end, main: len(it.key) == 2}
 				if i > 0 {
@@ -128,11 +124,11 @@ func parseCodex(src []byte, name string) (*codexDoc, error) {
 				}
 			case hasPrefix(full, ours):
 				if len(full) == 2 && it.valueKind == unstable.InlineTable {
-					return nil, codexUnsafe("%s.%s is written as an inline table (%s = { ... }); %s", codexServersKey, name, strings.Join(it.key, "."), hand)
+					return nil, unsafef("%s.%s is written as an inline table (%s = { ... }); %s", codexServersKey, name, strings.Join(it.key, "."), hand)
 				}
-				return nil, codexUnsafe("%s.%s is written with dotted keys (%s = ...); %s", codexServersKey, name, strings.Join(it.key, "."), hand)
+				return nil, unsafef("%s.%s is written with dotted keys (%s = ...); %s", codexServersKey, name, strings.Join(it.key, "."), hand)
 			case slices.Equal(full, servers):
-				return nil, codexUnsafe("%s is written as an inline table or a single value (%s = ...), which cannot be extended; rewrite it as [%s.<name>] tables by hand, then run again", codexServersKey, strings.Join(it.key, "."), codexServersKey)
+				return nil, unsafef("%s is written as an inline table or a single value (%s = ...), which cannot be extended; rewrite it as [%s.<name>] tables by hand, then run again", codexServersKey, strings.Join(it.key, "."), codexServersKey)
 			}
 		}
 	}
@@ -157,7 +153,7 @@ func (d *codexDoc) existing(name string) (any, bool, error) {
 	}
 	servers, ok := raw.(map[string]any)
 	if !ok {
-		return nil, false, codexUnsafe("%s is not a table", codexServersKey)
+		return nil, false, unsafef("%s is not a table", codexServersKey)
 	}
 	v, ok := servers[name]
 	return v, ok, nil
@@ -329,7 +325,7 @@ func verifyCodex(before map[string]any, out []byte, name string, want map[string
 	if raw, ok := before[codexServersKey]; ok {
 		m, ok := raw.(map[string]any)
 		if !ok {
-			return codexUnsafe("%s is not a table", codexServersKey)
+			return unsafef("%s is not a table", codexServersKey)
 		}
 		for k, v := range m {
 			servers[k] = v
