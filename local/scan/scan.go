@@ -20,7 +20,6 @@ package scan
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -308,7 +307,7 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	// stack order, so a reload rebuilds the same stack.
 	for i := range pl.w.pending {
 		if pl.w.pending[i].key == "" {
-			pl.w.pending[i].key = prefixQueue + string(be64(s.seq))
+			pl.w.pending[i].key = prefixQueue + string(store.U64(s.seq))
 			pl.fresh = append(pl.fresh, pl.w.pending[i])
 			s.seq++
 		}
@@ -366,7 +365,7 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 			tx.Put(it.key, v)
 		}
 		if pl.seq > readSeq(tx) {
-			tx.Put(keyQueueSeq, be64(pl.seq))
+			tx.Put(keyQueueSeq, store.U64(pl.seq))
 		}
 		for _, f := range w.found {
 			if err := s.upsert(tx, f); err != nil {
@@ -418,7 +417,7 @@ func (s *Scanner) load(ctx context.Context) error {
 		s.stack = []item{}
 		s.stamps = map[string]uint64{}
 		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
-			s.seq = binary.BigEndian.Uint64(v)
+			s.seq = store.ReadU64(v)
 		}
 		if err := r.Projects(func(p *local.Project) error {
 			if p.Availability == local.Present && p.MetaStamp != 0 {
@@ -466,13 +465,11 @@ func (s *Scanner) rootOf(p string) string {
 
 func readSeq(tx *store.Tx) uint64 {
 	v, ok, _ := tx.Get(keyQueueSeq)
-	if !ok || len(v) != 8 {
+	if !ok {
 		return 0
 	}
-	return binary.BigEndian.Uint64(v)
+	return store.ReadU64(v)
 }
-
-func be64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
 func clearPrefix(tx *store.Tx, prefix string) error {
 	var keys []string
