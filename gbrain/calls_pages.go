@@ -9,7 +9,7 @@ import (
 )
 
 // Page is a get_page answer. Content is GBrain's re-serialised markdown, not
-// the bytes written (see shared/GBRAIN.md): hash what you read back.
+// the bytes written: hash what you read back.
 type Page struct {
 	Slug          string         `json:"slug"`
 	SourceID      string         `json:"source_id"`

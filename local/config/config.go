@@ -1,9 +1,19 @@
 // Package config loads and validates cgcat's one JSON configuration file
-// (R1–R7): where to look for projects, what may be shown to agents, how much
-// metadata to read, and the optional GBrain connection.
+// (R1–R7): where to look for projects (discovery), what may be shown to
+// agents (sharing), how much metadata to read, and the optional GBrain
+// connection. It owns the file's shape and defaults ([Default]), the rules a
+// value must meet (validate.go: absolute paths, no ~ or $VARS, known keys
+// only, with "did you mean" for a typo), where the file and the data dir are
+// by default, and [Live], which follows an edited file in a running server.
 //
 // A config is either fully valid or refused with an error that names the
-// field; a half-valid config never reaches a server.
+// field; a half-valid config never reaches a server, and a running server
+// keeps its last valid config when an edit does not validate.
+//
+// It only reads: it never creates the data dir or any other directory,
+// never writes the config file (the CLI writes what [Marshal] renders), and
+// never reads a secret: a GBrain connection names the environment variables
+// that hold credentials, and package gbrain reads them when it dials.
 package config
 
 import (

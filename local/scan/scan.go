@@ -13,9 +13,20 @@
 // through JSON — each is a gap, and a root's coverage is complete only when
 // a pass walked it to the end with none.
 //
+// It owns the project records: a root keeps its id; a root seen for the
+// first time gets the id this machine's mirrored GBrain card gave it before
+// the catalog was lost, else a new one; its metadata is read through
+// package meta. A record the walk no longer finds is re-checked directly
+// and marked missing (with a pointer when its index moved to another
+// folder), never deleted: only `cgcat forget` deletes. The scanner's own
+// keys (its persisted walk stack) live under store.PrefixScan.
+//
 // The scanner never runs a program, never opens a CodeGraph database, never
 // descends into .codegraph, and never walks up from a directory to claim a
-// parent. It knows nothing of GBrain: the store queues cards itself.
+// parent. It never talks to GBrain: it only reads the mirrored cards the
+// store already holds, and the store queues GBrain cards itself when a
+// record changes. It never decides what is shared: every project under the
+// discovery roots is recorded, and package catalog decides what is shown.
 package scan
 
 import (
