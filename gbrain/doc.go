@@ -9,11 +9,11 @@
 //     ([Connection.URL], GBrain's stateless streamable HTTP), the MCP
 //     handshake, the child's lifetime (stdin closed first, then a signal)
 //     and its stderr tail;
-//   - HTTP authentication (auth.go): OAuth 2.1 client credentials read from
-//     environment variables at dial time, the token endpoint found by
-//     discovery on the configured host only, one token per lifetime renewed
-//     before it expires, a read refused with 401 re-sent once with a new
-//     token; or a static bearer token;
+//   - HTTP authentication (auth.go, auth_endpoint.go): OAuth 2.1 client
+//     credentials read from environment variables at dial time, the token
+//     endpoint found by discovery on the configured host only, one token per
+//     lifetime renewed before it expires, a read refused with 401 re-sent
+//     once with a new token; or a static bearer token;
 //   - the typed calls cgcat needs (get_page, put_page, list_pages, search,
 //     query, delete_page, whoami, sources_list, get_brain_identity), sending
 //     only the parameters GBrain documents and parsing only the JSON text of
