@@ -1,20 +1,16 @@
 package gbrain
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -41,118 +37,6 @@ const (
 
 // idleConnTimeout is shorter than GBrain's HTTP keep-alive timeout (5 s).
 const idleConnTimeout = 4 * time.Second
-
-// Connection says how to reach GBrain: either a stdio child (Command, with
-// Args, Env and Cwd) or an HTTP URL (`gbrain serve --http`, its MCP endpoint
-// such as http://127.0.0.1:3131/mcp). An HTTP connection authenticates with
-// OAuth client credentials (the client id and secret in the environment
-// variables named ClientIDEnv and ClientSecretEnv: tokens are fetched from
-// GBrain's token endpoint and renewed before they expire) or with a static
-// bearer token (in the variable named TokenEnv; GBrain writes a static
-// token's pages to its `default` source). Secrets are read from the
-// environment when dialing and never stored here.
-type Connection struct {
-	Command         string            `json:"command,omitempty"` // absolute path of the gbrain executable
-	Args            []string          `json:"args,omitempty"`    // e.g. ["serve"]
-	Env             map[string]string `json:"env,omitempty"`     // added to cgcat's environment
-	Cwd             string            `json:"cwd,omitempty"`     // absolute; empty = cgcat's working directory
-	URL             string            `json:"url,omitempty"`     // http(s) MCP endpoint
-	TokenEnv        string            `json:"tokenEnv,omitempty"`
-	ClientIDEnv     string            `json:"clientIdEnv,omitempty"`
-	ClientSecretEnv string            `json:"clientSecretEnv,omitempty"`
-}
-
-// HTTP reports whether this is an HTTP connection.
-func (c Connection) HTTP() bool { return c.URL != "" }
-
-// AuthMode is how an HTTP connection authenticates: AuthClientCredentials,
-// AuthStaticToken or AuthNone ("" for a stdio connection).
-func (c Connection) AuthMode() string {
-	switch {
-	case c.URL == "":
-		return ""
-	case c.ClientIDEnv != "":
-		return AuthClientCredentials
-	case c.TokenEnv != "":
-		return AuthStaticToken
-	}
-	return AuthNone
-}
-
-// Validate checks the connection's shape without touching anything.
-func (c Connection) Validate() error {
-	switch {
-	case c.Command != "" && c.URL != "":
-		return errors.New("gbrain connection: set either command or url, not both")
-	case c.Command == "" && c.URL == "":
-		return errors.New("gbrain connection: command or url is required")
-	case c.Command != "":
-		if !filepath.IsAbs(c.Command) {
-			return fmt.Errorf("gbrain connection: command %q must be an absolute path", c.Command)
-		}
-		if c.Cwd != "" && !filepath.IsAbs(c.Cwd) {
-			return fmt.Errorf("gbrain connection: cwd %q must be an absolute path", c.Cwd)
-		}
-		for k := range c.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return fmt.Errorf("gbrain connection: bad environment variable name %q", k)
-			}
-		}
-		if c.TokenEnv != "" || c.ClientIDEnv != "" || c.ClientSecretEnv != "" {
-			return errors.New("gbrain connection: tokenEnv, clientIdEnv and clientSecretEnv apply to url connections only")
-		}
-	default:
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("gbrain connection: url %q must be an absolute http(s) URL", c.URL)
-		}
-		if u.User != nil {
-			return errors.New("gbrain connection: url must not carry credentials; name environment variables in clientIdEnv and clientSecretEnv")
-		}
-		if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
-			return errors.New("gbrain connection: args, env and cwd apply to command connections only")
-		}
-		return c.validateAuth()
-	}
-	return nil
-}
-
-func (c Connection) validateAuth() error {
-	switch {
-	case c.TokenEnv != "" && (c.ClientIDEnv != "" || c.ClientSecretEnv != ""):
-		return errors.New("gbrain connection: set either tokenEnv (a static token) or clientIdEnv and clientSecretEnv (OAuth client credentials), not both")
-	case c.ClientIDEnv != "" && c.ClientSecretEnv == "":
-		return errors.New("gbrain connection: clientIdEnv needs clientSecretEnv (the variable holding the client secret)")
-	case c.ClientSecretEnv != "" && c.ClientIDEnv == "":
-		return errors.New("gbrain connection: clientSecretEnv needs clientIdEnv (the variable holding the client id)")
-	}
-	for _, f := range []struct{ field, v string }{{"tokenEnv", c.TokenEnv}, {"clientIdEnv", c.ClientIDEnv}, {"clientSecretEnv", c.ClientSecretEnv}} {
-		if err := checkEnvName(f.v); f.v != "" && err != nil {
-			return fmt.Errorf("gbrain connection: %s: %w", f.field, err)
-		}
-	}
-	return nil
-}
-
-// checkEnvName checks that name can be the name of an environment variable
-// holding a credential (letters, digits and _, not starting with a digit) and
-// does not look like a GBrain credential itself (gbrain_…): secrets live in
-// the environment, never in the config file.
-func checkEnvName(name string) error {
-	if strings.HasPrefix(strings.ToLower(name), "gbrain_cl_") || strings.HasPrefix(strings.ToLower(name), "gbrain_cs_") ||
-		strings.HasPrefix(strings.ToLower(name), "gbrain_at_") || (strings.HasPrefix(name, "gbrain_") && len(name) > 40) {
-		return errors.New("this looks like a GBrain credential, not the name of an environment variable: put the value in an environment variable and write that variable's name here (secrets never go into the config file)")
-	}
-	if name == "" {
-		return errors.New("is empty")
-	}
-	for i, r := range name {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return fmt.Errorf("%q is not an environment variable name (letters, digits and _, not starting with a digit)", name)
-		}
-	}
-	return nil
-}
 
 // Options tune a [Client]. The zero value is usable but unpinned: without
 // ExpectedSource the client reads whatever source the server follows and
@@ -415,80 +299,11 @@ func childEnv(conn Connection, opts Options) []string {
 	return env
 }
 
-// Lost returns why the connection is gone (nil while it is usable): once
-// lost, every call fails Transient with ErrNotConnected and the caller must
-// Close this client and Dial again. Close alone does not count as lost.
-func (c *Client) Lost() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lost
-}
-
 // ServerInfo is what GBrain said about itself in the handshake.
 func (c *Client) ServerInfo() ServerInfo { return c.info }
 
 // ExpectedSource is the source this client is pinned to ("" if unpinned).
 func (c *Client) ExpectedSource() string { return c.opts.ExpectedSource }
-
-// StderrTail returns the last StderrTailSize bytes the stdio child wrote to
-// stderr ("" for HTTP).
-func (c *Client) StderrTail() string { return c.stderrTail() }
-
-func (c *Client) stderrTail() string {
-	if c.stderr == nil {
-		return ""
-	}
-	return c.stderr.String()
-}
-
-// Close ends the connection. For a stdio child it closes the child's stdin
-// first (GBrain exits on EOF), waits up to 2 s, then sends SIGTERM, and
-// SIGKILL 3 s later (mcp-go's shutdown sequence). Close is idempotent and
-// returns nil once the child is gone, however it ended.
-func (c *Client) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed = true
-	c.mu.Unlock()
-	return c.shutdown()
-}
-
-func (c *Client) shutdown() error {
-	if c.cmd != nil {
-		c.reap()
-		return nil
-	}
-	err := c.mc.Close()
-	c.cancelLife()
-	if c.httpBase != nil {
-		c.httpBase.CloseIdleConnections()
-	}
-	return err
-}
-
-// CallCounts returns how many calls of each tool this client has sent so
-// far, re-sent ones included (figures and tests).
-func (c *Client) CallCounts() map[string]int {
-	c.callsMu.Lock()
-	defer c.callsMu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
-}
-
-func (c *Client) countCall(tool string) {
-	c.callsMu.Lock()
-	if c.calls == nil {
-		c.calls = map[string]int{}
-	}
-	c.calls[tool]++
-	c.callsMu.Unlock()
-}
 
 // Auth describes how an HTTP connection authenticates and how its tokens
 // fared (never a secret). For a stdio connection it is the zero value.
@@ -497,81 +312,4 @@ func (c *Client) Auth() AuthInfo {
 		return AuthInfo{}
 	}
 	return c.auth.info()
-}
-
-// reap closes the stdio transport (stdin first, then signals; it waits for
-// the process) and records how the child ended. Safe to call many times.
-func (c *Client) reap() *ProcessExitedError {
-	c.reapOnce.Do(func() {
-		_ = c.tr.Close()
-		c.cancelLife()
-		pe := &ProcessExitedError{Code: -1}
-		if c.cmd != nil && c.cmd.ProcessState != nil {
-			st := c.cmd.ProcessState
-			pe.Code = st.ExitCode()
-			if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				pe.Signal = ws.Signal().String()
-			}
-		}
-		pe.Stderr = c.stderrTail()
-		c.exited = pe
-	})
-	return c.exited
-}
-
-// connectionGone reports whether err means the peer is gone: mcp-go's
-// ErrTransportClosed (stdout EOF), or a write to a closed pipe.
-func connectionGone(err error) bool {
-	return errors.Is(err, transport.ErrTransportClosed) || notSent(err)
-}
-
-// notSent reports a failure to write the request at all (the child's stdin
-// is closed): nothing reached GBrain.
-func notSent(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
-}
-
-// tailBuffer keeps the last n bytes written to it, and hands every
-// complete line to onLine when set.
-type tailBuffer struct {
-	mu      sync.Mutex
-	n       int
-	buf     []byte
-	onLine  func(string)
-	partial []byte
-}
-
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.n; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	if t.onLine != nil {
-		t.partial = append(t.partial, p...)
-		for {
-			i := bytes.IndexByte(t.partial, '\n')
-			if i < 0 {
-				break
-			}
-			line := strings.ToValidUTF8(strings.TrimRight(string(t.partial[:i]), "\r"), "")
-			t.partial = t.partial[i+1:]
-			if strings.TrimSpace(line) != "" {
-				t.onLine(line)
-			}
-		}
-		if len(t.partial) > t.n { // a line without end: keep its tail only
-			t.partial = t.partial[len(t.partial)-t.n:]
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.ToValidUTF8(string(t.buf), "")
 }

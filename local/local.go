@@ -1,12 +1,25 @@
-// Package local holds the catalog's own domain types: a discovered project,
-// its metadata and its observed states. Sub-packages do the work: config
-// (R1–R7), store (the LevelDB catalog), scan (discovery), meta (bounded
-// metadata reading), search (lexical ranking), pathid (path identity),
-// lease (single-writer leases) and catalog (the in-memory view every
-// frontend answers from).
+// Package local holds the words every part of cgcat shares about the local
+// catalog: a discovered project and its metadata ([Project], [Metadata]),
+// what a direct check showed ([Availability], [IndexState]), how far
+// discovery got ([ScanState], [Coverage], [Gap]), the last word from GBrain
+// ([GBrainContact]), a GBrain card as the mirror keeps it ([Card]), and the
+// two small contracts the answering side and the GBrain side meet on
+// ([Recall], [CardLookup]): they live here, below both, so neither imports
+// the other. [Printable] makes a name safe to print on a terminal.
 //
-// Nothing under local speaks MCP or GBrain, runs a project's code, or opens
-// a CodeGraph database.
+// The work is done by the packages below it, one job each: config (the
+// config file, R1–R7), pathid (path identity), nofollow (opening
+// directories with no symlink in the path), marker (what a project is),
+// meta (bounded metadata reading), lease (one process per job), scan
+// (discovery), store (the LevelDB catalog and its key space), view (the
+// published copy readers follow), search (ranking), catalog (the read model
+// every answer comes from), refresh (the discovery loop) and fixture (test
+// helpers).
+//
+// Nothing under local speaks MCP, talks to GBrain, runs a project's code or
+// opens a CodeGraph database, and nothing here imports a package outside
+// local/: the GBrain side (projection) and the answering side (server)
+// build on it, never the other way round.
 package local
 
 import "time"

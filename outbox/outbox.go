@@ -1,12 +1,17 @@
 // Package outbox is the consuming side of the durable queue of GBrain cards
-// waiting to be written (or taken back). The store writes a row in the same
-// batch as the record change that needs it (store.Tx.PutProject,
-// DeleteProject), so a card is never lost between the two; rows are keyed
-// by project id, so a newer change replaces an older pending one
-// (coalescing).
+// waiting to be written (or taken back): Pending and Depth read it, Done
+// drops a row the projector finished, Retry keeps one with its error, and
+// Enqueue and Retract queue a row by hand (`gbrain sync --full`, a project
+// hidden after its card was written).
 //
-// The outbox never calls the network: the projector (package projection)
-// drains it through Pending, Done and Retry.
+// The rows themselves are written by the store, in the same batch as the
+// record change that needs them (store.Tx.PutProject, DeleteProject), so a
+// card is never lost between the two; rows are keyed by project id, so a
+// newer change replaces an older pending one (coalescing), and Done drops
+// a row only if no newer change replaced it meanwhile.
+//
+// The outbox never calls the network and never builds a card: the
+// projector (package projection) drains it.
 package outbox
 
 import (

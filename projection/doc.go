@@ -61,5 +61,8 @@
 //   - write a card without the projector lease and a current fencing number,
 //     or write anything in a dry run;
 //   - put an absolute path in a card unless gbrain.projection is
-//     "local-paths".
+//     "local-paths";
+//   - import the answering side (package server) or MCP's server code: the
+//     frontend meets it on the contracts of package local ([local.Recall],
+//     [local.CardLookup]).
 package projection

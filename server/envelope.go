@@ -41,7 +41,7 @@ type Envelope struct {
 	DidYouMean []string `json:"didYouMean,omitempty"`
 	// Total is how many projects the whole listing holds for this view
 	// (every page; historical candidates included). It lets the CLI say
-	// "5 of 12"; it is not part of the tool's answer (seed 6.3).
+	// "5 of 12"; it is not part of the tool's answer (R17).
 	Total int `json:"-"`
 }
 
@@ -60,7 +60,7 @@ type Project struct {
 	ValidatedAt            string   `json:"validatedAt"`
 	RevalidateAfterSeconds int      `json:"revalidateAfterSeconds"`
 	Handoff                *Handoff `json:"handoff,omitempty"`
-	// Beyond the seed: facts that help an agent tell look-alikes apart.
+	// Beyond R17's fields: facts that help an agent tell look-alikes apart.
 	Packages  []string `json:"packages,omitempty"`
 	Branch    string   `json:"branch,omitempty"`
 	Worktree  bool     `json:"worktree,omitempty"`

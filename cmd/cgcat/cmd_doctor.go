@@ -57,7 +57,7 @@ is broken.`,
 }
 
 // The check type and constructors, for the checks other commands add
-// (cmd_gbrain.go).
+// (gbrain_status.go).
 type check = doctor.Check
 
 var (

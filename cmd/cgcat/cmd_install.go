@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
@@ -400,19 +401,7 @@ func printBackup(out io.Writer, backup string) {
 
 // commandLine shows the entry's command as a host runs it.
 func commandLine(e hostconfig.Entry) string {
-	return quoteArgs([]string{e.Command, "serve", "--config", e.ConfigPath})
-}
-
-// quoteArgs shows a command line, quoting the words that need it.
-func quoteArgs(parts []string) string {
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = p
-		if p == "" || strings.ContainsAny(p, " \t\n\"'\\$`;&|<>()*?") {
-			out[i] = fmt.Sprintf("%q", p)
-		}
-	}
-	return strings.Join(out, " ")
+	return doctor.QuoteArgs([]string{e.Command, "serve", "--config", e.ConfigPath})
 }
 
 func indent(s, prefix string) string {

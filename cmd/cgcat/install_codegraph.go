@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 	"github.com/cgcat/cgcat/cmd/cgcat/hostlaunch"
 	"github.com/cgcat/cgcat/local"
@@ -64,7 +65,7 @@ func reportNativeCodeGraph(ctx context.Context, host, file string, s hostconfig.
 	case errors.Is(err, hostlaunch.ErrBackendIncompatible):
 		fmt.Fprintf(out, "warning: %s: %v\n  fix: upgrade CodeGraph (npm install -g %s@latest)\n", desc, err, hostconfig.CodeGraphPackage)
 	case err != nil:
-		fmt.Fprintf(out, "warning: %s does not start: %v\n  fix: run `%s` yourself to see why; `cgcat doctor` checks it again\n", desc, err, quoteArgs(append([]string{s.Command}, s.Args...)))
+		fmt.Fprintf(out, "warning: %s does not start: %v\n  fix: run `%s` yourself to see why; `cgcat doctor` checks it again\n", desc, err, doctor.QuoteArgs(append([]string{s.Command}, s.Args...)))
 	default:
 		fmt.Fprintf(out, "  CodeGraph: %s (%s %s) offers %s with projectPath\n", desc, hs.ServerName, hs.ServerVersion, hostlaunch.ExploreTool)
 	}

@@ -1,7 +1,21 @@
 // Command cgcat finds the local projects that CodeGraph has indexed and
 // hands their exact root paths to coding agents over MCP.
 //
-// main only maps errors to exit codes; every command is a testable runX.
+// This package is wiring. Each command has its file (cmd_*.go) that builds
+// its cobra command, reads its flags and the config, calls the packages
+// that do the work and prints their result, as text or as --json. `cgcat
+// serve` puts them together: the answering service (package server) behind
+// the MCP face (server/protocol), the discovery loop (local/refresh) and,
+// with GBrain on, the projection service (package projection). main only
+// maps errors to exit codes; every command is a testable runX that is
+// handed its output writers.
+//
+// It must never hold logic that another package owns: the CLI twins
+// (`cgcat projects`, `cgcat resolve`) answer through the same
+// server.Frontend as MCP, doctor's checks live in package doctor, host
+// files are edited by package hostconfig, and store keys, lease files and
+// file names are asked of the packages that own them. In `cgcat serve`
+// stdout belongs to MCP: nothing else may ever write to it.
 package main
 
 import (

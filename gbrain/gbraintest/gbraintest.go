@@ -1,10 +1,16 @@
-// Package gbraintest runs the fake GBrain MCP server (./fakegbrain) for
-// tests: it builds the program once per test binary, gives each test its own
-// state and control files, a [gbrain.Connection] to start it over stdio, and
-// direct access to the fake's state — call counts, stored pages, and writes
-// "behind cgcat's back" as another GBrain client would make them.
+// Package gbraintest gives tests a GBrain. It owns:
+//   - the fake GBrain MCP server (./fakegbrain): built once per test binary,
+//     with its own state and control files per test, a [gbrain.Connection]
+//     to start it over stdio ([Fake.Connection]) or over HTTP with OAuth
+//     clients and tokens ([Fake.ServeHTTP]), and direct access to its state
+//     — call counts, stored pages, fault switches, and writes "behind
+//     cgcat's back" as another GBrain client would make them;
+//   - [Real], a real GBrain (its source tree run with bun against a Postgres
+//     brain) for the tests that look for one, skipped unless the environment
+//     names one.
 //
-// A test binary that uses it should remove the build with
+// Only tests import it; it is never part of the cgcat binary. A test binary
+// that uses it should remove the build with
 //
 //	func TestMain(m *testing.M) { os.Exit(gbraintest.Main(m)) }
 package gbraintest

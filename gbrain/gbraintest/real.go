@@ -18,8 +18,8 @@ import (
 )
 
 // A real GBrain for tests that look for one (never part of cgcat): its
-// source tree run with bun against a Postgres brain, as shared/GBRAIN.md's
-// last sections describe. The environment says where:
+// source tree run with bun against a Postgres brain, set up outside this
+// repository. The environment says where:
 //
 //	CGCAT_REAL_GBRAIN_DIR           GBrain's source tree (holds src/cli.ts)
 //	CGCAT_REAL_GBRAIN_DATABASE_URL  postgresql://… of a brain made with `gbrain init --url … --no-embedding`

@@ -1,13 +1,19 @@
 // Package lease gives one process at a time a named job (scanning,
-// projecting) through an advisory lock on a file in the data dir.
+// projecting cards to GBrain) through an advisory lock on a file in the data
+// dir. The job's owner names the file (scan.LeasePath,
+// projection.LeasePath); this package owns only the mechanism: take, wait
+// for, refresh, steal and release a lease, and say who holds one.
 //
 // The kernel drops a dead process's lock, so take-over after a crash is
 // automatic. A live holder refreshes the file's mtime every few seconds
 // from its own goroutine; a holder that stopped refreshing for StaleAfter is
 // frozen (SIGSTOP, a hung volume) and its lease may be stolen: the file is
-// replaced, the new holder locks the new file. Leases only say who should
-// write: the fencing number in the store (store.Tx.CheckFence) is what stops
-// a frozen holder that wakes up after a steal.
+// replaced, the new holder locks the new file.
+//
+// A lease only says who should write; it never stops a write by itself.
+// The fencing number in the store (store.Tx.CheckFence) is what stops a
+// frozen holder that wakes up after a steal, so every writer that holds a
+// lease must also check its fence in the batch it commits.
 package lease
 
 import (

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -170,7 +171,7 @@ func gitRemote(b []byte) string {
 			other = v
 		}
 	}
-	return cmp(origin, other)
+	return cmp.Or(origin, other)
 }
 
 // gitSection splits a section header: `remote "origin"` or the old

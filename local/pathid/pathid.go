@@ -17,6 +17,12 @@
 // The package-level functions use DefaultRules, the rules of the running
 // platform. Comparisons are only as good as their inputs: canonicalise
 // first, then compare.
+//
+// It only answers questions about paths: it looks at directory listings and
+// file identities, never at a file's contents; it never creates, moves or
+// removes anything, and never decides what is shared or denied (package
+// catalog asks it). Nothing else in cgcat compares two paths by their
+// strings.
 package pathid
 
 import (

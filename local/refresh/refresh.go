@@ -1,8 +1,24 @@
-// Package refresh keeps discovery going while a server lives: a round at
-// start, then one every interval, or sooner when asked. Only the process
-// holding the scan lease scans; the others see its work through what it
-// publishes. It ties the scanner (package scan) to the read model (package
-// catalog) and knows nothing of MCP or GBrain.
+// Package refresh is the discovery loop of a long-running process. It
+// runs a round whenever one is due (a root no finished pass covered, an
+// unfinished pass, or a last pass older than refreshIntervalSeconds) or
+// asked for (Kick), and one short slice for a call that finds the catalog
+// empty (SliceNow, R11); a process started right after a finished pass does
+// not walk everything again. It ties the scanner (package scan) to the read
+// model (package catalog): after each slice the catalog catches up with
+// what was committed.
+//
+// It owns the timing and nothing else. Only the process holding the scan
+// lease walks; the others see its work through what it publishes, and a
+// Kick in any process leaves a request file that the holder's loop picks
+// up. A pid file under dataDir/refreshers says a loop is alive ([Alive]),
+// so a pass left unfinished by processes that all exited is shown as idle,
+// not running. The first round can be held back until GBrain's card mirror
+// is primed (HoldFirstRound), so that a fresh store gives this machine's
+// projects their old ids back.
+//
+// It never decides what a round finds (package scan does), never writes
+// the store itself, and knows nothing of MCP or GBrain beyond waiting on
+// the channel it is handed.
 package refresh
 
 import (

@@ -13,14 +13,24 @@
 // through JSON — each is a gap, and a root's coverage is complete only when
 // a pass walked it to the end with none.
 //
+// It owns the project records: a root keeps its id; a root seen for the
+// first time gets the id this machine's mirrored GBrain card gave it before
+// the catalog was lost, else a new one; its metadata is read through
+// package meta. A record the walk no longer finds is re-checked directly
+// and marked missing (with a pointer when its index moved to another
+// folder), never deleted: only `cgcat forget` deletes. The scanner's own
+// keys (its persisted walk stack) live under store.PrefixScan.
+//
 // The scanner never runs a program, never opens a CodeGraph database, never
 // descends into .codegraph, and never walks up from a directory to claim a
-// parent. It knows nothing of GBrain: the store queues cards itself.
+// parent. It never talks to GBrain: it only reads the mirrored cards the
+// store already holds, and the store queues GBrain cards itself when a
+// record changes. It never decides what is shared: every project under the
+// discovery roots is recorded, and package catalog decides what is shown.
 package scan
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -308,7 +318,7 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	// stack order, so a reload rebuilds the same stack.
 	for i := range pl.w.pending {
 		if pl.w.pending[i].key == "" {
-			pl.w.pending[i].key = prefixQueue + string(be64(s.seq))
+			pl.w.pending[i].key = prefixQueue + string(store.U64(s.seq))
 			pl.fresh = append(pl.fresh, pl.w.pending[i])
 			s.seq++
 		}
@@ -366,7 +376,7 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 			tx.Put(it.key, v)
 		}
 		if pl.seq > readSeq(tx) {
-			tx.Put(keyQueueSeq, be64(pl.seq))
+			tx.Put(keyQueueSeq, store.U64(pl.seq))
 		}
 		for _, f := range w.found {
 			if err := s.upsert(tx, f); err != nil {
@@ -418,7 +428,7 @@ func (s *Scanner) load(ctx context.Context) error {
 		s.stack = []item{}
 		s.stamps = map[string]uint64{}
 		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
-			s.seq = binary.BigEndian.Uint64(v)
+			s.seq = store.ReadU64(v)
 		}
 		if err := r.Projects(func(p *local.Project) error {
 			if p.Availability == local.Present && p.MetaStamp != 0 {
@@ -466,13 +476,11 @@ func (s *Scanner) rootOf(p string) string {
 
 func readSeq(tx *store.Tx) uint64 {
 	v, ok, _ := tx.Get(keyQueueSeq)
-	if !ok || len(v) != 8 {
+	if !ok {
 		return 0
 	}
-	return binary.BigEndian.Uint64(v)
+	return store.ReadU64(v)
 }
-
-func be64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
 func clearPrefix(tx *store.Tx, prefix string) error {
 	var keys []string

@@ -32,7 +32,7 @@ type Reader struct {
 func (r *Reader) get(key string) ([]byte, error) { return r.snap.Get([]byte(key), nil) }
 
 // Revision is the catalogRevision of this snapshot.
-func (r *Reader) Revision() uint64 { v, _ := r.get(keyRevision); return readU64(v) }
+func (r *Reader) Revision() uint64 { v, _ := r.get(keyRevision); return ReadU64(v) }
 
 // StoreID names this database; it is new whenever the database is made anew.
 func (r *Reader) StoreID() string { v, _ := r.get(keyStoreID); return string(v) }
@@ -156,7 +156,7 @@ func (r *Reader) Scan(prefix string, fn func(key string, value []byte) bool) err
 }
 
 // Fence returns the current fencing number of a lease name.
-func (r *Reader) Fence(name string) uint64 { v, _ := r.get(prefixFence + name); return readU64(v) }
+func (r *Reader) Fence(name string) uint64 { v, _ := r.get(prefixFence + name); return ReadU64(v) }
 
 // Format is the format version the database was written with.
 func (r *Reader) Format() int {

@@ -347,7 +347,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		}
 		switch {
 		case k == keyRevision:
-			rev = max(rev, readU64(e.value))
+			rev = max(rev, ReadU64(e.value))
 		case k == keyLegacyID, k == keyLegacyKS, k == keyGBrainSeen,
 			strings.HasPrefix(k, prefixFence),
 			strings.HasPrefix(k, PrefixProjection), strings.HasPrefix(k, PrefixProjectionMeta),
@@ -364,7 +364,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 	}
 	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
 	b.Put([]byte(keyStoreID), []byte("s_"+randomToken(10)))
-	b.Put([]byte(keyRevision), u64(rev+1))
+	b.Put([]byte(keyRevision), U64(rev+1))
 	db, err := leveldb.OpenFile(dir, &dbOptions)
 	if err != nil {
 		return err

@@ -270,12 +270,12 @@ func (tx *Tx) EnqueueCard(projectID string, recordRevision uint64, retract bool)
 // it right after taking the lease.
 func (tx *Tx) BumpFence(name string) uint64 {
 	n := tx.Fence(name) + 1
-	tx.put(prefixFence+name, u64(n))
+	tx.put(prefixFence+name, U64(n))
 	return n
 }
 
 // Fence returns the fencing number as staged in this Tx.
-func (tx *Tx) Fence(name string) uint64 { v, _ := tx.get(prefixFence + name); return readU64(v) }
+func (tx *Tx) Fence(name string) uint64 { v, _ := tx.get(prefixFence + name); return ReadU64(v) }
 
 // CheckFence fails with ErrFenced when epoch is no longer the current one.
 // Because the database is held exclusively for the whole Update, checking

@@ -79,14 +79,14 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 	}
 	if len(tx.changed) > 0 || len(tx.deleted) > 0 {
 		tx.rev++
-		tx.put(keyRevision, u64(tx.rev))
+		tx.put(keyRevision, U64(tx.rev))
 	}
 	seq, _, _ := tx.Get(keyViewSeq)
-	nextSeq := readU64(seq)
+	nextSeq := ReadU64(seq)
 	visible := len(tx.changed) > 0 || len(tx.deleted) > 0 || tx.state || tx.gbrain || len(tx.cards) > 0
 	if visible {
 		nextSeq++
-		tx.put(keyViewSeq, u64(nextSeq))
+		tx.put(keyViewSeq, U64(nextSeq))
 	}
 	if tx.batch.Len() > 0 {
 		if err := db.Write(tx.batch, syncWrite); err != nil {

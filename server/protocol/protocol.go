@@ -2,7 +2,13 @@
 // tools, local_codegraph_projects and local_codegraph_resolve, their input
 // and output schemas, the decoding of a call's JSON arguments into the
 // typed arguments of package server, and the mapping of answers to tool
-// results. It answers nothing itself: package server does.
+// results (R15–R17, R23).
+//
+// It answers nothing itself and decides nothing: package server does, for
+// this face and the CLI alike. It never adds a tool, and never changes an
+// answer on its way out: the structured result is the envelope as package
+// server made it, and the text beside it is server.Text of the same
+// envelope.
 package protocol
 
 import (

@@ -2,7 +2,8 @@
 // data dir, store, leases, and each host's entries (cgcat's own and
 // CodeGraph's), each check a line with a status, what was found and the fix.
 // The command in package main gathers the inputs (the loaded config, where
-// each host keeps its files) and prints the report as text or JSON.
+// each host keeps its files), adds the GBrain checks it shares with `cgcat
+// gbrain status`, and prints the report as text or JSON.
 //
 // Checks only read: doctor never creates the data dir, never writes a host
 // file, and every process it starts to check an entry is closed before the

@@ -75,7 +75,7 @@ func editList(src []byte, path []string, items []string, add bool) ([]byte, bool
 		last := depth == len(path)-1
 		i, count := findMember(obj, key)
 		if count > 1 {
-			return nil, false, jsonUnsafe("the file has %d %q keys in %s; keep one, then run again", count, key, where[1:])
+			return nil, false, unsafef("the file has %d %q keys in %s; keep one, then run again", count, key, where[1:])
 		}
 		memberIn := memberIndent(obj, indent, d.unit)
 		if i < 0 {
@@ -100,7 +100,7 @@ func editList(src []byte, path []string, items []string, add bool) ([]byte, bool
 		if !last {
 			next, ok := obj.Members[i].Value.Value.(*hujson.Object)
 			if !ok {
-				return nil, false, jsonUnsafe("%s is not an object; fix it by hand, then run again", where[1:])
+				return nil, false, unsafef("%s is not an object; fix it by hand, then run again", where[1:])
 			}
 			ml = objMultiline(next, ml)
 			obj, indent = next, memberIn
@@ -108,7 +108,7 @@ func editList(src []byte, path []string, items []string, add bool) ([]byte, bool
 		}
 		arr, ok := obj.Members[i].Value.Value.(*hujson.Array)
 		if !ok {
-			return nil, false, jsonUnsafe("%s is not a list; fix it by hand, then run again", where[1:])
+			return nil, false, unsafef("%s is not a list; fix it by hand, then run again", where[1:])
 		}
 		cur, err := decodeJSONC(obj.Members[i].Value)
 		if err != nil {

@@ -62,6 +62,12 @@ var (
 	ErrVerify = errors.New("verification of the edited file failed")
 )
 
+// unsafef is an ErrUnsafe with the reason: which form the file uses and what
+// to do about it.
+func unsafef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsafe, fmt.Sprintf(format, args...))
+}
+
 // ConflictError reports an existing entry of our name whose content differs
 // from what we would write. Existing holds its current text so the caller
 // can show it.

@@ -116,10 +116,6 @@ type jsonDoc struct {
 	unit      string
 }
 
-func jsonUnsafe(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUnsafe, fmt.Sprintf(format, args...))
-}
-
 func parseJSONDoc(src []byte) (*jsonDoc, error) {
 	root, err := hujson.Parse(src)
 	if err != nil {
@@ -155,14 +151,14 @@ func (h *jsonHost) servers(d *jsonDoc, name string) (*hujson.Object, int, error)
 	case count == 0:
 		return nil, -1, nil
 	case count > 1:
-		return nil, -1, jsonUnsafe(`the file has %d %q keys; keep one, then run again`, count, h.key)
+		return nil, -1, unsafef(`the file has %d %q keys; keep one, then run again`, count, h.key)
 	}
 	servers, ok := d.obj.Members[i].Value.Value.(*hujson.Object)
 	if !ok {
-		return nil, -1, jsonUnsafe(`%q is not an object; fix it by hand, then run again`, h.key)
+		return nil, -1, unsafef(`%q is not an object; fix it by hand, then run again`, h.key)
 	}
 	if _, c := findMember(servers, name); c > 1 {
-		return nil, -1, jsonUnsafe(`%q has %d %q keys; keep one, then run again`, h.key, c, name)
+		return nil, -1, unsafef(`%q has %d %q keys; keep one, then run again`, h.key, c, name)
 	}
 	if h.refuse != nil {
 		if err := h.refuse(servers); err != nil {
@@ -331,7 +327,7 @@ func (h *jsonHost) verify(before map[string]any, out []byte, name string, want m
 	if raw, ok := before[h.key]; ok {
 		m, ok := raw.(map[string]any)
 		if !ok {
-			return jsonUnsafe(`%q is not an object`, h.key)
+			return unsafef(`%q is not an object`, h.key)
 		}
 		for k, v := range m {
 			servers[k] = v

@@ -71,7 +71,7 @@ var opencodeHost = &jsonHost{
 	},
 	refuse: func(servers *hujson.Object) error {
 		if _, c := findMember(servers, "servers"); c > 0 {
-			return jsonUnsafe(`the file uses "mcp.servers", the OpenCode 2 configuration shape; cgcat writes only the OpenCode 1.x shape (mcp.<name>) and will not mix generations: add the entry by hand (see cgcat install --print) or keep the config on one generation`)
+			return unsafef(`the file uses "mcp.servers", the OpenCode 2 configuration shape; cgcat writes only the OpenCode 1.x shape (mcp.<name>) and will not mix generations: add the entry by hand (see cgcat install --print) or keep the config on one generation`)
 		}
 		return nil
 	},

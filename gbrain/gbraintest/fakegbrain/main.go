@@ -1,6 +1,6 @@
 // Command fakegbrain is a stand-in for `gbrain serve` (GBrain 0.46.28.0)
 // for cgcat's tests: MCP over stdio (mcp-go's server), the tools cgcat uses,
-// and the behaviour written down in shared/GBRAIN.md — slugs lowercased on
+// and the behaviour measured on that release — slugs lowercased on
 // write only, re-serialised content that is a fixed point, add-only tags,
 // frontmatter-id de-duplication, offset paging capped at 100, soft delete,
 // JSON text results and isError JSON errors, source resolution from
@@ -52,7 +52,8 @@ const (
 	protocol      = "2025-06-18"
 )
 
-// params lists the parameters each tool accepts (GBRAIN.md).
+// params lists the parameters each tool accepts (as GBrain 0.46.28.0's tools
+// declare them).
 var params = map[string][]string{
 	"get_page":           {"slug", "fuzzy", "include_content", "include_deleted", "source_id"},
 	"put_page":           {"slug", "content", "allow_empty"},

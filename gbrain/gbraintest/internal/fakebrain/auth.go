@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,7 +86,7 @@ func (b *Brain) RegisterClient(st *State, name string, grants, scopes []string, 
 	if source == "" {
 		source = "default"
 	}
-	if !contains(b.registered(st), source) {
+	if !slices.Contains(b.registered(st), source) {
 		return "", "", fmt.Errorf("Source %q does not exist. Create it first: gbrain sources add %s ...", source, source)
 	}
 	if len(grants) == 0 {
@@ -135,7 +136,7 @@ func ExchangeClientCredentials(st *State, clientID, secret, scope string, server
 		return nil, fmt.Errorf("Client not found")
 	case c.Revoked:
 		return nil, fmt.Errorf("Client has been revoked")
-	case !contains(c.Grants, "client_credentials"):
+	case !slices.Contains(c.Grants, "client_credentials"):
 		return nil, fmt.Errorf("Client credentials grant not authorized for this client")
 	case c.SecretHash != hashSecret(secret):
 		return nil, fmt.Errorf("Invalid client secret")

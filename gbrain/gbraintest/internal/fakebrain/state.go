@@ -1,11 +1,16 @@
 // Package fakebrain is the page store and tool semantics of the fake GBrain
 // server (../../fakegbrain), kept apart from its MCP wiring so that test
 // helpers can act on the same state directly — the way a person editing a
-// page in another GBrain client would. It follows shared/GBRAIN.md.
+// page in another GBrain client would. It follows what was measured on
+// GBrain 0.46.28.0; the tests in package gbraintest hold it to that.
 //
 // State lives in one JSON file guarded by an flock on "<file>.lock", so
 // several fake processes (and a test) share it, and a restarted fake sees
 // what the previous one wrote.
+//
+// It speaks no protocol and listens on nothing (fakegbrain's main does);
+// being internal to gbraintest, only the fake and gbraintest's test helpers
+// can import it, never cgcat itself.
 package fakebrain
 
 import (

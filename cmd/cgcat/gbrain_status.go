@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/projection"
+)
+
+// gbrainStatus is `cgcat gbrain status --json`.
+type gbrainStatus struct {
+	Enabled        bool   `json:"enabled"`
+	Message        string `json:"message,omitempty"`
+	Connection     string `json:"connection,omitempty"`
+	Connected      bool   `json:"connected"`
+	Server         string `json:"server,omitempty"`
+	ConnectError   string `json:"connectError,omitempty"`
+	ExpectedBrain  string `json:"expectedBrain,omitempty"`
+	ExpectedSource string `json:"expectedSource,omitempty"`
+	SourceOK       bool   `json:"sourceOk"`
+	SourceError    string `json:"sourceError,omitempty"`
+	// Auth is how an HTTP connection authenticates (never a secret).
+	Auth *gbrain.AuthInfo `json:"auth,omitempty"`
+	// WriteSource is where pages written through this connection land, as
+	// GBrain tells it (whoami); WriteSourceError says why cgcat will not
+	// write through it (another source, a static token, no write scope).
+	WriteSource      *gbrain.WriteSource `json:"writeSource,omitempty"`
+	WriteSourceOK    bool                `json:"writeSourceOk"`
+	WriteSourceError string              `json:"writeSourceError,omitempty"`
+	// Brain is what GBrain tells of itself (get_brain_identity: version,
+	// engine, pages); BrainCheck says how expectedBrain was checked, or
+	// plainly that it cannot be.
+	Brain      *gbrain.BrainIdentity `json:"brain,omitempty"`
+	BrainCheck string                `json:"brainCheck,omitempty"`
+	BrainOK    bool                  `json:"brainOk"`
+	// Mirror is the last refresh of the local mirror of GBrain's cards.
+	Mirror         *projection.MirrorReport `json:"mirror,omitempty"`
+	SlugPrefix     string                   `json:"slugPrefix,omitempty"`
+	Projection     string                   `json:"projection,omitempty"`
+	SemanticSearch bool                     `json:"semanticSearch"`
+	Store          *projection.Status       `json:"store,omitempty"`
+	StoreError     string                   `json:"storeError,omitempty"`
+}
+
+// inspectGBrain gathers the status: the store (no network) and one dial.
+func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
+	s := &gbrainStatus{Enabled: cfg.GBrain.Enabled}
+	if !cfg.GBrain.Enabled {
+		s.Message = projection.EnableHint
+		return s
+	}
+	g := cfg.GBrain
+	s.ExpectedBrain, s.ExpectedSource, s.SlugPrefix, s.Projection, s.SemanticSearch = g.ExpectedBrain, g.ExpectedSource, g.SlugPrefix, g.Projection, g.SemanticSearch
+	if st, err := store.Open(ctx, cfg.DataDir); err != nil {
+		s.StoreError = err.Error()
+	} else {
+		if s.Store, err = projection.ReadStatus(ctx, st); err != nil {
+			s.StoreError = err.Error()
+		}
+		s.Mirror, _ = projection.LastMirror(ctx, st)
+	}
+	conn, err := projection.Connection(cfg)
+	if err != nil {
+		s.ConnectError = err.Error()
+		return s
+	}
+	if conn.Command != "" {
+		s.Connection = strings.TrimSpace("stdio: " + conn.Command + " " + strings.Join(conn.Args, " "))
+	} else {
+		s.Connection = "http: " + conn.URL
+		switch conn.AuthMode() {
+		case gbrain.AuthClientCredentials:
+			s.Connection += fmt.Sprintf(" (OAuth client credentials from $%s and $%s)", conn.ClientIDEnv, conn.ClientSecretEnv)
+		case gbrain.AuthStaticToken:
+			s.Connection += fmt.Sprintf(" (static token from $%s)", conn.TokenEnv)
+		default:
+			s.Connection += " (no credentials)"
+		}
+	}
+	c, err := gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: g.ExpectedSource, ExpectedBrain: g.ExpectedBrain})
+	if err != nil {
+		s.ConnectError = err.Error()
+		return s
+	}
+	defer c.Close()
+	s.Connected = true
+	info := c.ServerInfo()
+	s.Server = strings.TrimSpace(info.Name + " " + info.Version)
+	if bi, err := c.BrainIdentity(ctx); err == nil {
+		s.Brain = bi
+	}
+	s.BrainCheck, s.BrainOK = brainCheck(conn, g.ExpectedBrain)
+	if err := c.CheckSource(ctx); err != nil {
+		s.SourceError = err.Error()
+	} else {
+		s.SourceOK = true
+	}
+	s.WriteSource, err = c.CheckWriteSource(ctx)
+	if err != nil {
+		s.WriteSourceError = err.Error()
+	} else {
+		s.WriteSourceOK = true
+	}
+	if conn.HTTP() {
+		a := c.Auth()
+		s.Auth = &a
+	}
+	return s
+}
+
+func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptions, out, errOut io.Writer) error {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	warn(errOut, cfg)
+	s := inspectGBrain(ctx, cfg)
+	// The connection failing is a failure of this command (exit 1), after
+	// everything else it could say.
+	failed := func() error {
+		if s.Enabled && !s.Connected {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+		return failed()
+	}
+	if !s.Enabled {
+		fmt.Fprintln(out, "GBrain: off")
+		fmt.Fprintln(out, s.Message)
+		return nil
+	}
+	fmt.Fprintf(out, "GBrain: on (%s, source %s, slugs %s/…, %s", s.Connection, s.ExpectedSource, s.SlugPrefix, s.Projection)
+	if s.SemanticSearch {
+		fmt.Fprint(out, ", semantic recall")
+	}
+	fmt.Fprintln(out, ")")
+	if s.Connected {
+		fmt.Fprintf(out, "connection: ok (%s)\n", s.Server)
+	} else {
+		fmt.Fprintf(out, "connection: FAILED: %s\n", s.ConnectError)
+	}
+	switch {
+	case s.SourceOK:
+		fmt.Fprintf(out, "source: %s is registered\n", s.ExpectedSource)
+	case s.SourceError != "":
+		fmt.Fprintf(out, "source: FAILED: %s\n", s.SourceError)
+	}
+	if a := s.Auth; a != nil && a.Mode == gbrain.AuthClientCredentials && !a.ExpiresAt.IsZero() {
+		fmt.Fprintf(out, "token: from %s, scopes %q, valid until %s\n", a.TokenEndpoint, strings.Join(a.Scopes, " "), a.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case s.WriteSourceOK:
+		fmt.Fprintf(out, "writes land in: %s (%s)\n", s.WriteSource.Source, s.WriteSource.How)
+	case s.WriteSourceError != "":
+		fmt.Fprintf(out, "writes: WARNING: %s\n", s.WriteSourceError)
+	}
+	if s.BrainCheck != "" {
+		fmt.Fprintf(out, "brain: %s\n", s.BrainCheck)
+	}
+	if b := s.Brain; b != nil {
+		fmt.Fprintf(out, "brain identity: GBrain %s on %s, %d pages\n", b.Version, b.Engine, b.PageCount)
+	}
+	if s.StoreError != "" {
+		fmt.Fprintf(out, "catalog store: FAILED: %s\n", s.StoreError)
+	}
+	if st := s.Store; st != nil {
+		fmt.Fprintf(out, "outbox: %d cards waiting", st.OutboxDepth)
+		if !st.OldestPending.IsZero() {
+			fmt.Fprintf(out, " (oldest queued %s ago)", time.Since(st.OldestPending).Round(time.Second))
+		}
+		fmt.Fprintln(out)
+		for _, e := range st.PendingErrors {
+			fmt.Fprintf(out, "  last error: %s\n", e)
+		}
+		if st.LeaseHeld {
+			fmt.Fprintf(out, "projector: pid %d holds the lease\n", st.LeasePID)
+		} else {
+			fmt.Fprintln(out, "projector: none running (a `cgcat serve` with GBrain on takes the lease, or run `cgcat gbrain sync`)")
+		}
+		fmt.Fprintf(out, "cards written: %d\n", st.Cards)
+		if ls := st.LastSync; ls != nil {
+			r := ls.Report
+			fmt.Fprintf(out, "last sync: %s ago by pid %d: %d written, %d unchanged, %d conflicts, %d not shared, %d left\n",
+				time.Since(ls.At).Round(time.Second), ls.PID, r.Written, r.Unchanged, r.Conflicts, r.NotShared, r.Remaining)
+		} else {
+			fmt.Fprintln(out, "last sync: never")
+		}
+		fmt.Fprintf(out, "conflicts: %d\n", len(st.Conflicts))
+		for _, c := range st.Conflicts {
+			fmt.Fprintf(out, "  %s: %s\n", c.Slug, c.Why)
+		}
+		for _, c := range st.Failed {
+			fmt.Fprintf(out, "  refused: %s: %s\n", c.Slug, c.Why)
+		}
+		if rr := st.LastReconcile; rr != nil {
+			fmt.Fprintf(out, "orphans: %d (as of the last `gbrain sync --full`, %s ago)\n", rr.OrphanCount, time.Since(rr.At).Round(time.Second))
+			for _, orph := range rr.Orphans {
+				fmt.Fprintf(out, "  %s: %s\n", orph.Slug, orph.Why)
+			}
+			if rr.UnsharedCount > 0 {
+				fmt.Fprintf(out, "cards of projects no longer shared: %d\n", rr.UnsharedCount)
+			}
+		} else {
+			fmt.Fprintln(out, "orphans: unknown (run `cgcat gbrain sync --full` to enumerate the cards in GBrain)")
+		}
+	}
+	if m := s.Mirror; m != nil {
+		fmt.Fprintf(out, "mirror: %d cards, refreshed %s ago (%d edited by people)\n", m.Listed, time.Since(m.At).Round(time.Second), m.Edited)
+	} else {
+		fmt.Fprintln(out, "mirror: never refreshed (a `cgcat serve` with GBrain on, or `cgcat gbrain sync`, refreshes it)")
+	}
+	return failed()
+}
+
+// brainCheck says how the expected brain is made sure of for this
+// connection — or, plainly, that it cannot be.
+func brainCheck(conn gbrain.Connection, expected string) (string, bool) {
+	if expected == "" {
+		return "no gbrain.expectedBrain set: the brain is whatever the connection reaches", false
+	}
+	if conn.HTTP() {
+		return fmt.Sprintf("expected %q, NOT CHECKED: GBrain over HTTP does not tell which brain a token serves (get_brain_identity names only its version and engine); the server at %s decides. Only the source is checked for each token", expected, conn.URL), false
+	}
+	return fmt.Sprintf("%q, pinned: cgcat starts gbrain with GBRAIN_BRAIN_ID=%s (GBrain then serves that brain or refuses to start); GBrain does not name its brain over MCP", expected, expected), true
+}
+
+// gbrainDoctorChecks are doctor's GBrain checks (R26): the connection (a
+// real MCP handshake), the pinned source, and from the store the outbox,
+// conflicts, refused cards and orphans. With GBrain off it says so and
+// nothing fails. doctorGBrain can return it as it is.
+func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
+	s := inspectGBrain(ctx, cfg)
+	if !s.Enabled {
+		return []check{infof("GBrain is off (optional; everything works without it)")}
+	}
+	var cs []check
+	if s.Connected {
+		cs = append(cs, okf("GBrain connection: %s (%s)", s.Server, s.Connection))
+	} else {
+		cs = append(cs, failf("check connections."+cfg.GBrain.ConnectionRef+" in the config; a PGLite brain admits one process, so point cgcat at a Postgres-backed brain or at `gbrain serve --http`",
+			"GBrain connection: %s", s.ConnectError))
+	}
+	switch {
+	case s.SourceOK:
+		cs = append(cs, okf("GBrain source %s is registered", s.ExpectedSource))
+	case s.SourceError != "":
+		cs = append(cs, failf("`gbrain sources add "+s.ExpectedSource+"`, or set gbrain.expectedSource to a registered source", "GBrain source: %s", s.SourceError))
+	}
+	if s.Connected && s.BrainCheck != "" {
+		if s.BrainOK {
+			cs = append(cs, okf("GBrain brain %s", s.BrainCheck))
+		} else {
+			cs = append(cs, infof("GBrain brain: %s", s.BrainCheck))
+		}
+	}
+	switch {
+	case s.WriteSourceOK:
+		cs = append(cs, okf("GBrain writes land in source %s (%s)", s.WriteSource.Source, s.WriteSource.How))
+	case s.WriteSourceError != "":
+		cs = append(cs, warnf("cgcat writes no card through this connection until its token writes to "+s.ExpectedSource+"; see the message",
+			"GBrain write source: %s", s.WriteSourceError))
+	}
+	if s.StoreError != "" {
+		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))
+	}
+	st := s.Store
+	if st == nil {
+		return cs
+	}
+	if st.OutboxDepth > 0 && !st.OldestPending.IsZero() && time.Since(st.OldestPending) > 10*time.Minute {
+		cs = append(cs, warnf("run `cgcat gbrain sync` (or keep a `cgcat serve` with GBrain on running)", "GBrain outbox: %d cards waiting, the oldest for %s", st.OutboxDepth, time.Since(st.OldestPending).Round(time.Minute)))
+	} else {
+		cs = append(cs, okf("GBrain outbox: %d cards waiting", st.OutboxDepth))
+	}
+	for _, e := range st.PendingErrors {
+		cs = append(cs, warnf("", "GBrain card not written yet: %s", e))
+	}
+	if n := len(st.Conflicts); n > 0 {
+		c := warnf("look at the pages in GBrain; delete a page (or restore cgcat's version) and run `cgcat gbrain sync --full` to write the card again",
+			"GBrain conflicts: %d cards were edited in GBrain and are not overwritten", n)
+		for _, x := range st.Conflicts {
+			c.Notes = append(c.Notes, x.Slug+": "+x.Why)
+		}
+		cs = append(cs, c)
+	}
+	if n := len(st.Failed); n > 0 {
+		c := warnf("", "GBrain refused %d cards", n)
+		for _, x := range st.Failed {
+			c.Notes = append(c.Notes, x.Slug+": "+x.Why)
+		}
+		cs = append(cs, c)
+	}
+	if rr := st.LastReconcile; rr != nil && rr.OrphanCount > 0 {
+		cs = append(cs, warnf("delete them in GBrain if they are not wanted", "GBrain orphans: %d cards under %s/ name no project bound here", rr.OrphanCount, s.SlugPrefix))
+	}
+	return cs
+}

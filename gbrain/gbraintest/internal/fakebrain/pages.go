@@ -1,0 +1,316 @@
+package fakebrain
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// GetPage: exact slug (no lowercasing on read), optional fuzzy match.
+func (b *Brain) GetPage(st *State, args map[string]any) (any, error) {
+	slug, ok, te := str(args, "slug")
+	if te != nil {
+		return nil, te
+	}
+	if !ok {
+		return nil, invalid("slug is required")
+	}
+	src, te := b.readSource(args)
+	if te != nil {
+		return nil, te
+	}
+	content, te := boolean(args, "include_content")
+	if te != nil {
+		return nil, te
+	}
+	withDeleted, te := boolean(args, "include_deleted")
+	if te != nil {
+		return nil, te
+	}
+	fuzzy, te := boolean(args, "fuzzy")
+	if te != nil {
+		return nil, te
+	}
+	p := st.Find(src, slug)
+	if p != nil && (p.DeletedAt == "" || withDeleted) {
+		return pageJSON(p, content), nil
+	}
+	if fuzzy {
+		var hits []*Page
+		for _, q := range st.Pages {
+			if q.Source == src && q.DeletedAt == "" && strings.Contains(strings.ToLower(q.Slug), strings.ToLower(slug)) {
+				hits = append(hits, q)
+			}
+		}
+		switch len(hits) {
+		case 1:
+			return pageJSON(hits[0], content), nil
+		case 0:
+		default:
+			var c []string
+			for _, h := range hits {
+				c = append(c, h.Slug)
+			}
+			sort.Strings(c)
+			return map[string]any{"error": "ambiguous_slug", "message": "Several pages match " + slug, "candidates": c}, nil
+		}
+	}
+	return nil, notFound(slug)
+}
+
+// PutPage: whole-page upsert into the server's source.
+func (b *Brain) PutPage(st *State, args map[string]any) (any, error) {
+	slug, ok, te := str(args, "slug")
+	if te != nil {
+		return nil, te
+	}
+	if !ok {
+		return nil, invalid("slug is required")
+	}
+	content, ok, te := str(args, "content")
+	if te != nil {
+		return nil, te
+	}
+	if !ok {
+		return nil, invalid("content is required")
+	}
+	allowEmpty, te := boolean(args, "allow_empty")
+	if te != nil {
+		return nil, te
+	}
+	if te := checkSlug(slug); te != nil {
+		return nil, te
+	}
+	slug = strings.ToLower(slug)
+	registered := false
+	for _, s := range b.registered(st) {
+		registered = registered || s == b.Source
+	}
+	if !registered {
+		return nil, &ToolError{Code: "internal_error",
+			Message: `insert or update on table "pages" violates foreign key constraint "pages_source_id_fkey"`}
+	}
+	old := st.Find(b.Source, slug)
+	if strings.TrimSpace(content) == "" && old != nil && old.DeletedAt == "" && !allowEmpty {
+		return nil, invalid("Refusing to overwrite an existing page with empty content; pass allow_empty: true")
+	}
+
+	yamlSrc, body, _ := SplitPage(content)
+	fm, err := ParseYAML(yamlSrc)
+	if err != nil {
+		return map[string]any{"slug": slug, "status": "error", "chunks": 0, "error": err.Error()}, nil
+	}
+	var typ, title string
+	var hasType bool
+	var written []string
+	var rest []KV
+	var fmID any
+	for _, kv := range fm {
+		switch kv.K {
+		case "type":
+			typ, hasType = fmt.Sprint(kv.V), kv.V != nil
+		case "title":
+			if kv.V != nil {
+				title = fmt.Sprint(kv.V)
+			}
+		case "tags":
+			switch t := kv.V.(type) {
+			case []any:
+				for _, x := range t {
+					written = append(written, fmt.Sprint(x))
+				}
+			case string:
+				for _, x := range strings.Split(t, ",") {
+					if x = strings.TrimSpace(x); x != "" {
+						written = append(written, x)
+					}
+				}
+			}
+		case "slug":
+			// dropped
+		default:
+			if kv.K == "id" {
+				fmID = kv.V
+			}
+			rest = append(rest, kv)
+		}
+	}
+	body = strings.TrimSpace(body)
+	if !hasType {
+		typ = "note"
+		if old != nil {
+			typ = old.Type
+		}
+	}
+	if title == "" {
+		title = path.Base(slug)
+	}
+
+	// Frontmatter id de-duplicates across slugs: the first slug keeps it.
+	if fmID != nil {
+		for _, q := range st.Pages {
+			if q.Source != b.Source || q.Slug == slug || q.DeletedAt != "" {
+				continue
+			}
+			for _, kv := range q.Frontmatter {
+				if kv.K == "id" && fmt.Sprint(kv.V) == fmt.Sprint(fmID) {
+					return map[string]any{"slug": q.Slug, "status": "skipped", "chunks": 0,
+						"reason": "duplicate frontmatter id"}, nil
+				}
+			}
+		}
+	}
+
+	hash := hashFields(typ, title, body, rest, written)
+	if old != nil && old.DeletedAt == "" && old.ContentHash == hash {
+		return map[string]any{"slug": slug, "status": "skipped", "chunks": 0}, nil
+	}
+	now, seq := b.now(st)
+	p := old
+	if p == nil {
+		st.NextID++
+		p = &Page{ID: st.NextID, Source: b.Source, Slug: slug, CreatedAt: now, CreatedSeq: seq}
+		st.Pages = append(st.Pages, p)
+	} else if p.DeletedAt == "" {
+		p.Versions++
+	}
+	p.DeletedAt = ""
+	p.Type, p.Title, p.Body, p.Frontmatter = typ, title, body, rest
+	p.ContentHash = hash
+	p.UpdatedAt, p.UpdatedSeq = now, seq
+	p.Tags = mergeTags(p.Tags, written)
+	return map[string]any{"slug": slug, "status": "created_or_updated", "chunks": chunkCount(body)}, nil
+}
+
+func mergeTags(stored, add []string) []string {
+	set := map[string]bool{}
+	for _, t := range stored {
+		set[t] = true
+	}
+	for _, t := range add {
+		set[t] = true
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func chunkCount(body string) int {
+	if body == "" {
+		return 0
+	}
+	return 1 + len(body)/2000
+}
+
+// DeletePage soft-deletes.
+func (b *Brain) DeletePage(st *State, args map[string]any) (any, error) {
+	slug, ok, te := str(args, "slug")
+	if te != nil {
+		return nil, te
+	}
+	if !ok {
+		return nil, invalid("slug is required")
+	}
+	if te := checkSlug(slug); te != nil {
+		return nil, te
+	}
+	// As GBrain 0.46.28's delete_page: soft-deleted now, already
+	// soft-deleted (with its deleted_at), or not found at all.
+	p := st.Find(b.Source, slug)
+	if p == nil {
+		return nil, &ToolError{Code: "page_not_found", Message: "Page not found: " + slug,
+			Suggestion: "Check the slug (and source_id on a multi-source brain)."}
+	}
+	if p.DeletedAt != "" {
+		return map[string]any{"status": "already_soft_deleted", "slug": slug, "deleted_at": p.DeletedAt}, nil
+	}
+	now, _ := b.now(st)
+	p.DeletedAt = now
+	return map[string]any{"status": "soft_deleted", "slug": slug, "recoverable_until": "now + 72h via restore_page"}, nil
+}
+
+// ListPages: filter, sort, offset paging, limit capped at 100.
+func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
+	src, te := b.readSource(args)
+	if te != nil {
+		return nil, te
+	}
+	tag, _, te := str(args, "tag")
+	if te != nil {
+		return nil, te
+	}
+	typ, _, te := str(args, "type")
+	if te != nil {
+		return nil, te
+	}
+	sortBy, _, te := str(args, "sort")
+	if te != nil {
+		return nil, te
+	}
+	limit, te := integer(args, "limit", 50)
+	if te != nil {
+		return nil, te
+	}
+	offset, te := integer(args, "offset", 0)
+	if te != nil {
+		return nil, te
+	}
+	withDeleted, te := boolean(args, "include_deleted")
+	if te != nil {
+		return nil, te
+	}
+	if limit > 100 {
+		limit = 100
+	}
+	var rows []*Page
+	for _, p := range st.Pages {
+		if p.Source != src || (p.DeletedAt != "" && !withDeleted) {
+			continue
+		}
+		if typ != "" && p.Type != typ {
+			continue
+		}
+		if tag != "" && !slices.Contains(p.Tags, tag) {
+			continue
+		}
+		rows = append(rows, p)
+	}
+	switch sortBy {
+	case "slug":
+		sort.Slice(rows, func(i, j int) bool { return rows[i].Slug < rows[j].Slug })
+	case "updated_asc":
+		sort.Slice(rows, func(i, j int) bool { return rows[i].UpdatedSeq < rows[j].UpdatedSeq })
+	case "created_desc":
+		sort.Slice(rows, func(i, j int) bool { return rows[i].CreatedSeq > rows[j].CreatedSeq })
+	case "", "updated_desc":
+		sort.Slice(rows, func(i, j int) bool { return rows[i].UpdatedSeq > rows[j].UpdatedSeq })
+	default:
+		return nil, invalid("sort must be one of updated_desc, updated_asc, created_desc, slug")
+	}
+	out := []map[string]any{}
+	for i := offset; i < len(rows) && len(out) < limit; i++ {
+		p := rows[i]
+		out = append(out, map[string]any{"slug": p.Slug, "source_id": p.Source, "type": p.Type, "title": p.Title, "updated_at": p.UpdatedAt})
+	}
+	return out, nil
+}
+
+// Put applies a put_page as another client would (tests: "edit behind our
+// back"). It returns the status or the error GBrain would answer.
+func (b *Brain) Put(st *State, slug, content string) (string, error) {
+	v, err := b.PutPage(st, map[string]any{"slug": slug, "content": content})
+	if err != nil {
+		return "", err
+	}
+	m := v.(map[string]any)
+	if m["status"] == "error" {
+		return "error", errors.New(fmt.Sprint(m["error"]))
+	}
+	return fmt.Sprint(m["status"]), nil
+}

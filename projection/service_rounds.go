@@ -1,0 +1,286 @@
+package projection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/cgcat/cgcat/gbrain"
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/view"
+	"github.com/cgcat/cgcat/outbox"
+)
+
+func (s *Service) setErr(err error) {
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+}
+
+func (s *Service) run(ctx context.Context) {
+	defer close(s.done)
+	defer s.markReady()
+	defer func() {
+		s.proj.Release()
+		_ = s.conn.Close()
+	}()
+	fresh := s.freshStore(ctx)
+	if !fresh {
+		s.markReady()
+	}
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval, bo.MaxInterval, bo.MaxElapsedTime = s.opt.RetryMin, s.opt.RetryMax, 0
+	tick := time.NewTicker(s.opt.Poll)
+	defer tick.Stop()
+	var stamp fileStamp
+	var nextLease, nextRound, retryAt time.Time
+	lastMsg := ""
+	for ctx.Err() == nil {
+		now := time.Now()
+		if !s.proj.Holding() {
+			if s.proj.lease != nil { // stolen
+				s.proj.Release()
+			}
+			if !now.Before(nextLease) {
+				err := s.proj.TryAcquire(ctx)
+				switch {
+				case err == nil:
+					s.log.Debug("took the projector lease")
+					nextRound = now
+				case errors.Is(err, lease.ErrHeld):
+				default:
+					s.log.Warn("cannot take the projector lease", "err", err)
+				}
+				nextLease = now.Add(s.opt.LeaseEvery)
+			}
+			if !s.proj.Holding() {
+				// Another process holds the lease: its rounds keep the
+				// mirror; discovery here need not wait for it.
+				s.markReady()
+				s.conn.Drop()
+			}
+		}
+		holding := s.proj.Holding()
+		s.mu.Lock()
+		s.holding = holding
+		s.mu.Unlock()
+		if holding && !now.Before(retryAt) {
+			full := !now.Before(nextRound)
+			cur := stampOf(view.PointerFile(s.st.DataDir()))
+			if full || cur != stamp {
+				err, networked := s.round(ctx, full, fresh)
+				stamp = stampOf(view.PointerFile(s.st.DataDir()))
+				if ctx.Err() != nil {
+					return
+				}
+				if networked || err != nil {
+					s.contact(ctx, err)
+				}
+				if full && err == nil {
+					fresh = false
+					nextRound = time.Now().Add(s.opt.RoundEvery)
+				}
+				if err != nil {
+					wait := bo.NextBackOff()
+					retryAt = time.Now().Add(wait)
+					nextRound = retryAt
+					s.setErr(err)
+					switch {
+					case errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease):
+						s.proj.Release()
+					case errors.Is(err, gbrain.ErrBrainLocked):
+						if lastMsg != err.Error() {
+							s.log.Error("GBrain cannot start: its PGLite brain is open in another process; cgcat tries again later (local answers are unaffected; point cgcat at a Postgres-backed brain or `gbrain serve --http` to share it)", "err", err, "retry_in", wait)
+						}
+					case lastMsg != err.Error():
+						s.log.Warn("GBrain round failed; the outbox keeps the cards and the mirror keeps answering", "err", err, "retry_in", wait)
+					}
+					lastMsg = err.Error()
+					s.conn.Drop()
+				} else if networked {
+					if lastMsg != "" {
+						s.log.Info("GBrain answers again")
+					}
+					lastMsg = ""
+					bo.Reset()
+					s.setErr(nil)
+				}
+			}
+		}
+		// A short connection: closed once idle (over stdio).
+		if !s.conn.HTTP() && s.conn.Current() != nil {
+			s.mu.Lock()
+			idle := time.Since(s.lastUse)
+			s.mu.Unlock()
+			if idle >= s.opt.KeepAlive {
+				s.conn.Drop()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.kick:
+			nextRound, retryAt = time.Time{}, time.Time{}
+		}
+	}
+}
+
+// freshStore reports whether the store holds no record yet (a first run,
+// or a catalog that was lost): the mirror is then refreshed before
+// discovery mints ids, so that this machine's cards give theirs back.
+func (s *Service) freshStore(ctx context.Context) bool {
+	fresh := false
+	_ = s.st.View(ctx, func(r *store.Reader) error {
+		fresh = true
+		return r.Projects(func(*local.Project) error { fresh = false; return errStop })
+	})
+	return fresh
+}
+
+var errStop = errors.New("stop")
+
+// round runs one round while holding the lease. A drain-only round (the
+// store changed) needs GBrain only when the outbox has rows; a full round
+// always connects. networked says whether GBrain was asked.
+func (s *Service) round(ctx context.Context, full, fresh bool) (err error, networked bool) {
+	if !full && s.depth(ctx) == 0 {
+		return nil, false
+	}
+	if err := s.dial(ctx); err != nil {
+		if fresh {
+			s.markReady()
+		}
+		return err, true
+	}
+	// GBrain answered: every host may say so now, not only after the round.
+	s.contact(ctx, nil)
+	defer func() {
+		s.mu.Lock()
+		s.lastUse = time.Now()
+		s.rounds++
+		s.mu.Unlock()
+	}()
+	if full && fresh {
+		// Before the first scan of a fresh store: this machine's cards
+		// give their ids back only if discovery sees them.
+		mrep, merr := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.PrimeBudget})
+		s.markReady()
+		s.noteMirror(mrep)
+		if merr != nil {
+			return merr, true
+		}
+	}
+	if full {
+		if sw, err := s.proj.Sweep(ctx); err != nil {
+			return err, true
+		} else if sw.Retract > 0 || sw.Reshare > 0 {
+			s.log.Info("GBrain cards to take back or write again", "retract", sw.Retract, "reshare", sw.Reshare)
+		}
+	}
+	rep, err := s.proj.Drain(ctx)
+	if rep.Rows > 0 {
+		s.mu.Lock()
+		r := rep
+		s.lastDrain = &r
+		s.mu.Unlock()
+		s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "retracted", rep.Retracted, "conflicts", rep.Conflicts, "remaining", rep.Remaining)
+	}
+	if err != nil {
+		return err, true
+	}
+	if full && !fresh {
+		mrep, err := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.MirrorBudget})
+		s.noteMirror(mrep)
+		if err != nil {
+			return err, true
+		}
+	}
+	return nil, true
+}
+
+func (s *Service) noteMirror(m MirrorReport) {
+	s.mu.Lock()
+	s.lastMirror = &m
+	s.mu.Unlock()
+	if m.Written > 0 || m.Deleted > 0 {
+		s.log.Info("GBrain card mirror refreshed", "listed", m.Listed, "read", m.Read, "written", m.Written, "deleted", m.Deleted, "edited", m.Edited)
+	}
+}
+
+// dial connects (or keeps the live connection), and reports a dial that
+// stays silent longer than SlowDial at once, in the log and in the GBrain
+// contact every answer shows, instead of waiting in silence.
+func (s *Service) dial(ctx context.Context) error {
+	if s.conn.Current() != nil {
+		return nil
+	}
+	slow := time.AfterFunc(s.opt.SlowDial, func() {
+		msg := fmt.Errorf("GBrain has not answered for %s: its brain may be held by another gbrain command (init, sync, embed), which delays GBrain's start by up to 30 s; cgcat keeps waiting in the background", s.opt.SlowDial)
+		s.log.Warn(msg.Error())
+		s.contact(ctx, msg)
+	})
+	_, err := s.conn.Client(ctx)
+	slow.Stop()
+	return err
+}
+
+func (s *Service) depth(ctx context.Context) int {
+	n := 0
+	_ = s.st.View(ctx, func(r *store.Reader) error { n = outbox.Depth(r); return nil })
+	return n
+}
+
+// contact records in the store what this process just learned of GBrain,
+// so every host and CLI twin tells the same gbrainState. It writes when the
+// news differs from what it last wrote, or to keep an "ok" fresh.
+func (s *Service) contact(ctx context.Context, err error) {
+	ok := err == nil || errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease)
+	s.mu.Lock()
+	same := s.lastContact.OK == ok && (!ok || time.Since(s.lastContact.At) < time.Minute) && !s.lastContact.At.IsZero()
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	c := local.GBrainContact{OK: ok, At: time.Now().UTC()}
+	if err != nil && !ok {
+		c.Error = err.Error()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if werr := s.st.Update(wctx, func(tx *store.Tx) error { tx.PutGBrainContact(c); return nil }); werr == nil {
+		s.mu.Lock()
+		s.lastContact = c
+		s.mu.Unlock()
+	}
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
