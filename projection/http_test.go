@@ -152,8 +152,11 @@ func TestServiceOverHTTP(t *testing.T) {
 	if st := s.Status(); !st.Connected || st.LastErr != "" {
 		t.Errorf("status %+v", st)
 	}
-	if h := e.fake.HTTP(t); h.TokensIssued != 3 || h.Unauthorized != 2 {
-		t.Errorf("fake saw %+v (want one 401 and one new token per expiry)", h)
+	// One new token per expiry, however many requests met the expired one:
+	// the test's own call and a background round may both be refused once
+	// (two per expiry at most), never a request refused twice.
+	if h := e.fake.HTTP(t); h.TokensIssued != 3 || h.Unauthorized < 2 || h.Unauthorized > 4 {
+		t.Errorf("fake saw %+v (want one new token per expiry, and each request in flight at an expiry refused once)", h)
 	}
 	cancel()
 	select {
