@@ -358,6 +358,12 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 			if err := clearPrefix(tx, prefixSeen); err != nil {
 				return err
 			}
+			if cur.ConfigKey != s.opt.key() {
+				// Other walk settings: what earlier passes covered says
+				// nothing any more (going back to settings used long ago
+				// must not bring an old pass's claim back).
+				cur.Roots = nil
+			}
 			cur.Pass++
 			cur.PassRunning = true
 			cur.PassStarted = s.now()
