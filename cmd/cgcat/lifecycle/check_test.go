@@ -465,9 +465,9 @@ func (r *run) checkComplete(l listing, who string) {
 		return
 	}
 	r.stats.completeClaims++
-	since := r.firstKey[r.w.walkKey(r.c)]
 	checked := false
 	for _, p := range r.m.live() {
+		since := r.firstKey[rootWalkKey(r.rootOf(p.path), r.c.maxDepth)]
 		if !p.indexed || p.stableSince >= since || !r.withinLimits(p.path) {
 			continue
 		}

@@ -106,6 +106,14 @@ func (r *run) afterChange() {
 	if _, ok := r.firstKey[k]; !ok {
 		r.firstKey[k] = r.step
 	}
+	// Coverage is per discovery root under the walk settings (issue 12):
+	// removing another root, or changing deny roots, proves nothing new
+	// about this one.
+	for _, root := range r.w.roots(r.c) {
+		if rk := rootWalkKey(root, r.c.maxDepth); !hasKey(r.firstKey, rk) {
+			r.firstKey[rk] = r.step
+		}
+	}
 	for _, p := range r.m.projects {
 		// A deleted project's record keeps its last metadata: once the
 		// place it was in is visible under the config in force (a deny
@@ -903,3 +911,9 @@ func must(r *run, err error) {
 		r.t.Fatal(err)
 	}
 }
+
+// rootWalkKey names one discovery root under one maxDepth: what a root's
+// coverage is a claim about.
+func rootWalkKey(root string, maxDepth int) string { return fmt.Sprintf("root %q|%d", root, maxDepth) }
+
+func hasKey(m map[string]int, k string) bool { _, ok := m[k]; return ok }
