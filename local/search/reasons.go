@@ -142,7 +142,7 @@ func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow boo
 // docReasons builds the reasons of a hit that matched exactly or in a name
 // field: they quote the document's value.
 func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numFields]uint64) []string {
-	e := &rb.ix.docs[slot]
+	e := rb.ix.entry(slot)
 	if len(rb.chunk) < maxReasons {
 		rb.chunk = make([]string, 64*maxReasons) // one allocation for many hits
 	}
@@ -265,7 +265,7 @@ func (rb *reasonBuilder) prepare() {
 		return strings.Compare(a.text, b.text)
 	})
 	for _, t := range rb.targets {
-		text := rb.ix.terms[t.id].text
+		text := rb.ix.termText(t.id)
 		if t.dist == 0 {
 			continue
 		}

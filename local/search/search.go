@@ -397,6 +397,11 @@ func (ix *Index) Search(query string, keep func(id string) bool) []Hit {
 // saves most of the cost of a query that matches much of the catalog: only
 // the returned hits are sorted and given reasons.
 func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits []Hit, total int) {
+	return ix.SearchFilter(query, Filter{ID: keep}, n)
+}
+
+// SearchFilter is SearchTop with a Filter.
+func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, total int) {
 	q := parseQuery(query)
 	if q == nil || (len(q.terms) == 0 && q.norm == "") || n == 0 {
 		return nil, 0
@@ -409,8 +414,8 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 	order, rank := ix.ensureOrder()
 
 	sc := scratchPool.Get().(*scratch)
-	if len(sc.idx) < len(ix.docs) {
-		sc.idx = make([]int32, len(ix.docs))
+	if total := int(ix.nb) + len(ix.docs); len(sc.idx) < total {
+		sc.idx = make([]int32, total)
 	}
 	sc.cands, sc.wide, sc.fz = sc.cands[:0], sc.wide[:0], sc.fz[:0]
 	narrow := len(q.terms) <= narrowTerms
@@ -444,7 +449,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			// matched a word exactly (lexical), fuzzily, or the whole query.
 			c.band = bandLexical
 		}
-		if keep != nil && !keep(ix.idOf[c.slot]) {
+		if !keep.keeps(ix, c.slot) {
 			continue
 		}
 		lex := 0.0
@@ -461,7 +466,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			// package name that is, as a whole, a misspelling of the
 			// whole query comes first within its band.
 			rel /= 2
-			if fz&q.whole != 0 && wholeClose(&ix.whole[c.slot], wholeIDs) {
+			if fz&q.whole != 0 && wholeClose(ix.wholeOf(c.slot), wholeIDs) {
 				rel += 0.5
 			}
 		}
@@ -496,7 +501,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
 			}
 			hits[i] = Hit{
-				ID:      ix.idOf[slot],
+				ID:      ix.hitID(slot),
 				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
 				Tier:    tierOf(c.band),
 				Reasons: reasons,
@@ -609,8 +614,7 @@ func (w *bm25) idf(df int) float64 {
 
 // tf is the field-weighted, length-normalised frequency of a posting over
 // the fields tfs holds, and the fields it found.
-func (w *bm25) tf(ix *Index, slot, tfs uint32) (tf float64, fields uint8) {
-	fl := &ix.flen[slot]
+func (w *bm25) tf(fl *[numFields]uint16, tfs uint32) (tf float64, fields uint8) {
 	for tfs != 0 {
 		sh := uint(bits.TrailingZeros32(tfs)) &^ 3
 		f := sh >> 2
@@ -645,12 +649,12 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 		if q.content&(1<<i) == 0 {
 			continue
 		}
-		if id, ok := ix.dict[t]; ok {
+		if id, ok := ix.lookup(t); ok {
 			ix.scoreTerm(w, sc, narrow, id, ^uint32(0), 1<<i, 1)
 		}
 	}
 	for _, p := range q.pairs {
-		if id, ok := ix.dict[p.text]; ok && ix.terms[id].ndf > 0 {
+		if id, ok := ix.lookup(p.text); ok && ix.ndf(id) > 0 {
 			ix.scoreTerm(w, sc, narrow, id, nameTFs, p.bits, 1)
 		}
 	}
@@ -666,18 +670,26 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 		if q.content&(1<<i) != 0 {
 			continue
 		}
-		id, ok := ix.dict[t]
+		id, ok := ix.lookup(t)
 		if !ok {
 			continue
 		}
-		post := ix.terms[id].post
-		idf := w.idf(len(post))
-		for _, p := range post {
+		idf := w.idf(ix.df(id))
+		bp, op := ix.postLists(id)
+		for _, p := range bp {
+			ci := sc.idx[p.slot]
+			if ci == 0 {
+				continue // a tombstoned slot is never a candidate
+			}
+			tf, _ := w.tf(&ix.base.flen[p.slot], p.tfs)
+			sc.cands[ci-1].score += hostWeight * idf * tf / (k1 + tf)
+		}
+		for _, p := range op {
 			ci := sc.idx[p.slot]
 			if ci == 0 {
 				continue
 			}
-			tf, _ := w.tf(ix, p.slot, p.tfs)
+			tf, _ := w.tf(&ix.flen[p.slot-ix.nb], p.tfs)
 			sc.cands[ci-1].score += hostWeight * idf * tf / (k1 + tf)
 		}
 	}
@@ -686,18 +698,32 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 // scoreTerm adds term id's postings in the fields sel selects, crediting
 // the query terms in bits.
 func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bits uint64, weight float64) {
-	post := ix.terms[id].post
-	idf := w.idf(len(post))
+	idf := w.idf(ix.df(id))
+	bp, op := ix.postLists(id)
+	if len(bp) > 0 {
+		ix.scorePostings(w, sc, narrow, bp, ix.base.flen, 0, ix.tomb, sel, bits, weight*idf)
+	}
+	if len(op) > 0 {
+		ix.scorePostings(w, sc, narrow, op, ix.flen, ix.nb, nil, sel, bits, weight*idf)
+	}
+}
+
+// scorePostings is scoreTerm over one list: flen[slot-off] holds the field
+// lengths of its slots, tomb the slots to skip.
+func (ix *Index) scorePostings(w *bm25, sc *scratch, narrow bool, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, sel uint32, bits uint64, wi float64) {
 	for _, p := range post {
 		tfs := p.tfs & sel
 		if tfs == 0 {
 			continue
 		}
-		tf, fields := w.tf(ix, p.slot, tfs)
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
+		tf, fields := w.tf(&flen[p.slot-off], tfs)
 		ci := sc.cand(p.slot, narrow)
 		sc.mark(ci, narrow, bits, fields)
 		cd := &sc.cands[ci]
-		cd.score += weight * idf * tf / (k1 + tf)
+		cd.score += wi * tf / (k1 + tf)
 		cd.mask |= bits
 	}
 }
@@ -709,25 +735,36 @@ func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bi
 // for this: a document with the word itself in such a field would have
 // its exact bit set.
 func (ix *Index) scoreFuzzy(w *bm25, sc *scratch, narrow bool, t fuzzyTarget) {
-	bit := uint64(1) << t.qi
 	weight := fuzzyWeight1
 	if t.dist > 1 {
 		weight = fuzzyWeight2
 	}
-	post := ix.terms[t.id].post
-	idf := w.idf(len(post))
+	wi := weight * w.idf(ix.df(t.id))
+	bp, op := ix.postLists(t.id)
+	if len(bp) > 0 {
+		ix.scoreFuzzyPostings(w, sc, narrow, bp, ix.base.flen, 0, ix.tomb, uint64(1)<<t.qi, wi)
+	}
+	if len(op) > 0 {
+		ix.scoreFuzzyPostings(w, sc, narrow, op, ix.flen, ix.nb, nil, uint64(1)<<t.qi, wi)
+	}
+}
+
+func (ix *Index) scoreFuzzyPostings(w *bm25, sc *scratch, narrow bool, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, bit uint64, wi float64) {
 	for _, p := range post {
 		tfs := p.tfs & nameTFs
 		if tfs == 0 {
 			continue
 		}
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
 		if ci := sc.idx[p.slot]; ci > 0 && (sc.cands[ci-1].mask|sc.nameBits(int(ci-1), narrow))&bit != 0 {
 			continue
 		}
-		tf, fields := w.tf(ix, p.slot, tfs)
+		tf, fields := w.tf(&flen[p.slot-off], tfs)
 		ci := sc.cand(p.slot, narrow)
 		sc.mark(ci, narrow, bit, fields)
-		sc.cands[ci].score += weight * idf * tf / (k1 + tf)
+		sc.cands[ci].score += wi * tf / (k1 + tf)
 	}
 }
 
@@ -756,8 +793,19 @@ func (ix *Index) matchExact(q *query, sc *scratch, narrow bool) {
 			continue
 		}
 		for k := range numExact {
+			if ix.base != nil {
+				for _, slot := range ix.base.exact(exactKind(k), key.norm) {
+					if ix.isTomb(slot) {
+						continue
+					}
+					band, label, _ := ix.base.entry(slot).exactMatch(exactKind(k), key)
+					if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
+						c.band, c.label = band, label
+					}
+				}
+			}
 			for _, slot := range ix.exact[k][key.norm] {
-				band, label, _ := ix.docs[slot].exactMatch(exactKind(k), key)
+				band, label, _ := ix.over1(slot).exactMatch(exactKind(k), key)
 				if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
 					c.band, c.label = band, label
 				}
