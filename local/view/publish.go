@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,14 +52,11 @@ func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 		return Pointer{}, fmt.Errorf("publish catalog: %w", err)
 	}
 	prev, hadPrev := ReadPointer(dataDir)
-	b, err := encodeBase(s)
+	size, err := writeFileFunc(dir, baseName(s.Seq), func(w io.Writer) error { return writeBase(w, s) })
 	if err != nil {
-		return Pointer{}, err
-	}
-	if err := writeFile(dir, baseName(s.Seq), b); err != nil {
 		return Pointer{}, fmt.Errorf("publish catalog %d: %w", s.Seq, err)
 	}
-	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: int64(len(b))}
+	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: size}
 	if err := writePointer(dataDir, ptr); err != nil {
 		return Pointer{}, err
 	}
