@@ -327,32 +327,43 @@ func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
 	fw := &frozenWriter{w: bufio.NewWriterSize(w, 1<<20)}
 	fw.raw([]byte(frozenMagic))
 
-	// Documents in id order.
-	var slots []uint32
-	for s := range uint32(ix.nb) + uint32(len(ix.docs)) {
+	// Documents in id order: the base's are already (by construction), the
+	// overlay's are sorted and merged in.
+	total := ix.nb + uint32(len(ix.docs))
+	var baseSlots, overSlots []uint32
+	for s := range total {
 		if ix.liveSlot(s) {
-			slots = append(slots, s)
+			if s < ix.nb {
+				baseSlots = append(baseSlots, s)
+			} else {
+				overSlots = append(overSlots, s)
+			}
 		}
 	}
-	slices.SortFunc(slots, func(a, b uint32) int { return strings.Compare(ix.id(a), ix.id(b)) })
-	newSlot := make(map[uint32]uint32, len(slots))
+	byID := func(a, b uint32) int { return strings.Compare(ix.id(a), ix.id(b)) }
+	slices.SortFunc(overSlots, byID)
+	slots := mergeSorted(baseSlots, overSlots, byID)
+	newSlot := make([]uint32, total)
 	for i, s := range slots {
 		newSlot[s] = uint32(i)
 	}
-	// Terms in text order: those some live document has.
-	var terms []uint32
+	// Terms in text order, those some live document has: the base's are in
+	// text order already.
+	var baseTerms, overTerms []uint32
 	for id := range ix.nt {
 		if ix.df(id) > 0 {
-			terms = append(terms, id)
+			baseTerms = append(baseTerms, id)
 		}
 	}
 	for i := range ix.terms {
-		if id := ix.nt + uint32(i); len(ix.terms[i].post) > 0 {
-			terms = append(terms, id)
+		if len(ix.terms[i].post) > 0 {
+			overTerms = append(overTerms, ix.nt+uint32(i))
 		}
 	}
-	slices.SortFunc(terms, func(a, b uint32) int { return strings.Compare(ix.termText(a), ix.termText(b)) })
-	newTerm := make(map[uint32]uint32, len(terms))
+	byText := func(a, b uint32) int { return strings.Compare(ix.termText(a), ix.termText(b)) }
+	slices.SortFunc(overTerms, byText)
+	terms := mergeSorted(baseTerms, overTerms, byText)
+	newTerm := make([]uint32, ix.nt+uint32(len(ix.terms)))
 	for i, id := range terms {
 		newTerm[id] = uint32(i)
 	}
@@ -392,22 +403,49 @@ func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
 		key   string
 		slots []uint32
 	}
+	// The exact tables: the base's keys (in order, live slots renumbered)
+	// merged with the overlay's.
 	var exact [numExact][]exEntry
 	for k := range numExact {
-		m := map[string][]uint32{}
-		for i, e := range entries {
-			e.eachExact(func(kind exactKind, key string) {
-				if kind == exactKind(k) {
-					if l := m[key]; len(l) == 0 || l[len(l)-1] != uint32(i) {
-						m[key] = append(l, uint32(i))
+		var bx, ox []exEntry
+		if f := ix.base; f != nil {
+			for i, r := range f.exKeys[k] {
+				var l []uint32
+				for _, s := range f.exSlots[k][f.exOff[k][i]:f.exOff[k][i+1]] {
+					if !ix.isTomb(s) {
+						l = append(l, newSlot[s])
 					}
 				}
-			})
+				if len(l) > 0 {
+					bx = append(bx, exEntry{f.s(r), l})
+				}
+			}
 		}
-		for key, l := range m {
-			exact[k] = append(exact[k], exEntry{key, l})
+		for key, l := range ix.exact[k] {
+			nl := make([]uint32, len(l))
+			for i, s := range l {
+				nl[i] = newSlot[s]
+			}
+			slices.Sort(nl)
+			ox = append(ox, exEntry{key, nl})
 		}
-		slices.SortFunc(exact[k], func(a, b exEntry) int { return strings.Compare(a.key, b.key) })
+		slices.SortFunc(ox, func(a, b exEntry) int { return strings.Compare(a.key, b.key) })
+		i, j := 0, 0
+		for i < len(bx) || j < len(ox) {
+			switch {
+			case j == len(ox) || i < len(bx) && bx[i].key < ox[j].key:
+				exact[k] = append(exact[k], bx[i])
+				i++
+			case i == len(bx) || ox[j].key < bx[i].key:
+				exact[k] = append(exact[k], ox[j])
+				j++
+			default:
+				l := append(bx[i].slots, ox[j].slots...)
+				slices.Sort(l)
+				exact[k] = append(exact[k], exEntry{bx[i].key, l})
+				i, j = i+1, j+1
+			}
+		}
 	}
 	exKeys := [numExact][]strRef{}
 	for k := range numExact {
@@ -484,35 +522,42 @@ func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
 	}
 	end(secTText)
 
-	// Postings, term by term, in new slot order; with their counts.
+	// Postings, term by term, in new slot order; with their counts. The
+	// base's stay in order (its slots and the new ones are both by id); the
+	// overlay's are sorted and merged in.
 	begin(secPost)
 	tpost := make([]uint64, 0, len(terms)+1)
 	tndf := make([]uint32, 0, len(terms))
 	var np uint64
-	var buf []posting
+	var out []byte
+	var opost []posting
 	for _, id := range terms {
 		tpost = append(tpost, np)
-		buf = buf[:0]
 		bp, op := ix.postLists(id)
-		for _, p := range bp {
-			if !ix.isTomb(p.slot) {
-				buf = append(buf, posting{newSlot[p.slot], p.tfs})
-			}
-		}
+		opost = opost[:0]
 		for _, p := range op {
-			buf = append(buf, posting{newSlot[p.slot], p.tfs})
+			opost = append(opost, posting{newSlot[p.slot], p.tfs})
 		}
-		slices.SortFunc(buf, func(a, b posting) int { return int(a.slot) - int(b.slot) })
+		slices.SortFunc(opost, func(a, b posting) int { return cmpU32(a.slot, b.slot) })
 		ndf := uint32(0)
-		for _, p := range buf {
-			fw.u32(p.slot)
-			fw.u32(p.tfs)
-			if p.tfs&nameTFs != 0 {
-				ndf++
+		out = out[:0]
+		j := 0
+		for _, p := range bp {
+			if ix.isTomb(p.slot) {
+				continue
 			}
+			ns := newSlot[p.slot]
+			for ; j < len(opost) && opost[j].slot < ns; j++ {
+				out = appendPosting(out, opost[j], &ndf)
+			}
+			out = appendPosting(out, posting{ns, p.tfs}, &ndf)
 		}
+		for ; j < len(opost); j++ {
+			out = appendPosting(out, opost[j], &ndf)
+		}
+		fw.raw(out)
 		tndf = append(tndf, ndf)
-		np += uint64(len(buf))
+		np += uint64(len(out) / 8)
 	}
 	tpost = append(tpost, np)
 	end(secPost)
@@ -643,6 +688,44 @@ func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
 		fw.err = fw.w.Flush()
 	}
 	return fw.n, fw.err
+}
+
+func appendPosting(b []byte, p posting, ndf *uint32) []byte {
+	if p.tfs&nameTFs != 0 {
+		*ndf++
+	}
+	b = binary.LittleEndian.AppendUint32(b, p.slot)
+	return binary.LittleEndian.AppendUint32(b, p.tfs)
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mergeSorted merges two lists sorted by cmp.
+func mergeSorted(a, b []uint32, cmp func(x, y uint32) int) []uint32 {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if cmp(b[j], a[i]) < 0 {
+			out = append(out, b[j])
+			j++
+		} else {
+			out = append(out, a[i])
+			i++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // eachExact calls fn with every normalised key the document is found under

@@ -2,6 +2,7 @@ package view
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -68,6 +71,7 @@ const availOther = 255 // an availability of no code: read from the record
 // reader that moved to a newer base keeps answering from this one until
 // its last call ends); nothing it hands out points into it.
 type Base struct {
+	gen     uint64 // which opening this is
 	recOff  []uint64
 	recs    []byte
 	avail   []byte
@@ -216,8 +220,12 @@ func (c *countingWriter) pad() {
 
 func (c *countingWriter) u32(v uint32) { c.Write(binary.LittleEndian.AppendUint32(nil, v)) }
 
-// writeBase writes s (its Records) as a base file.
-func writeBase(w io.Writer, s *Snapshot) error {
+// writeBase writes s (its Records) as a base file. With from (the base
+// published before, of the same store), the search index is built over it:
+// only records whose encoding changed are tokenised again, and records it
+// has that s has not are deleted — the same index as one built from
+// nothing (the frozen form is canonical), at a fraction of the cost.
+func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 	// Records by id, one per id.
 	recs := slices.Clone(s.Records)
 	recs = slices.DeleteFunc(recs, func(p *local.Project) bool { return p == nil || p.ID == "" })
@@ -231,8 +239,8 @@ func writeBase(w io.Writer, s *Snapshot) error {
 	}
 	recs = kept
 	ix := search.New()
-	for _, p := range recs {
-		ix.Put(DocOf(p))
+	if from != nil {
+		ix = search.NewOver(from.Index())
 	}
 
 	cw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20), h: xxh3.New()}
@@ -252,10 +260,29 @@ func writeBase(w io.Writer, s *Snapshot) error {
 	begin(bsRecords)
 	offs := make([]uint64, 0, len(recs)+1)
 	var buf []byte
+	next := uint32(0) // walks from's records alongside (both by id)
 	for _, p := range recs {
 		offs = append(offs, uint64(cw.n)-secs[bsRecords][0])
 		buf = appendRecord(buf[:0], p)
 		cw.Write(buf)
+		if from == nil {
+			ix.Put(DocOf(p))
+			continue
+		}
+		for ; int(next) < from.Len() && from.index.ID(next) < p.ID; next++ {
+			ix.Delete(from.index.ID(next))
+		}
+		if int(next) < from.Len() && from.index.ID(next) == p.ID {
+			same := bytes.Equal(from.rec(next), buf)
+			next++
+			if same {
+				continue
+			}
+		}
+		ix.Put(DocOf(p))
+	}
+	for ; from != nil && int(next) < from.Len(); next++ {
+		ix.Delete(from.index.ID(next))
 	}
 	offs = append(offs, uint64(cw.n)-secs[bsRecords][0])
 	end(bsRecords)
@@ -355,9 +382,20 @@ func openBase(path string) (*Snapshot, error) {
 		release()
 		return nil, err
 	}
-	runtime.AddCleanup(b, func(release func()) { release() }, release)
+	b.gen = baseGen.Add(1)
+	runtime.AddCleanup(b, func(r released) { r.release(); releasedBases.Store(r.gen, true) }, released{release, b.gen})
 	return s, nil
 }
+
+type released struct {
+	release func()
+	gen     uint64
+}
+
+var (
+	baseGen       atomic.Uint64
+	releasedBases sync.Map // gens of bases released (for tests)
+)
 
 // parseBase reads a base from data, which it keeps.
 func parseBase(data []byte) (*Snapshot, *Base, error) {

@@ -28,12 +28,14 @@ func (w *recWriter) str(s string) {
 	w.b = append(w.b, s...)
 }
 
+// strs writes a list; an empty one comes back nil, as from JSON (every
+// list of a record is omitempty).
 func (w *recWriter) strs(ss []string) {
-	if ss == nil {
+	if len(ss) == 0 {
 		w.b = append(w.b, 0)
 		return
 	}
-	w.b = binary.AppendUvarint(w.b, uint64(len(ss))+1) // 0: nil, 1: empty
+	w.b = binary.AppendUvarint(w.b, uint64(len(ss))+1)
 	for _, s := range ss {
 		w.str(s)
 	}
