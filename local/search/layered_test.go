@@ -217,7 +217,6 @@ func TestLayeredMatchesInMemory(t *testing.T) {
 	}
 }
 
-
 // Nothing an index over a base hands out points into the base's memory: a
 // mapping is released once unreachable, while hits, lists and suggestions
 // live on in caches and cursors. Answers are taken, the memory is
