@@ -12,6 +12,9 @@
 //	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1]
 //	    several servers on one data dir, a scan running, concurrent calls
 //	    in a host-like mix: p50/p99/errors (see load.go)
+//	mcpclient mem       -config C [-serves 3]
+//	    several servers on one catalog, each asked the query set once:
+//	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -71,6 +74,8 @@ func main() {
 		runQuery(*bin, *cfg, *queries, *n, *label)
 	case "load":
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
+	case "mem":
+		runMem(*bin, *cfg, *queries, *serves)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")
@@ -346,4 +351,55 @@ func runDiscovery(bin, cfg, root, mode string, trials int, timeout time.Duration
 		sum += d
 	}
 	fmt.Printf("| %s | %d | %.2f | %.2f | %.2f |\n", mode, trials, (sum / time.Duration(len(lat))).Seconds(), slices.Min(lat).Seconds(), slices.Max(lat).Seconds())
+}
+
+// runMem is the memory of several serves on one catalog: each is started,
+// answers the query set once (its pages of the catalog are touched), and
+// then every serve's RSS, PSS (shared pages divided among the processes
+// that map them) and anonymous memory are read from
+// /proc/PID/smaps_rollup.
+func runMem(bin, cfg, queries string, serves int) {
+	qs, err := selection.LoadQueries(filepath.Dir(queries))
+	if err != nil {
+		log.Fatal(err)
+	}
+	qs = slices.DeleteFunc(qs, func(q selection.Query) bool { return q.Workspace != "" })
+	srv := make([]*server, serves)
+	for i := range srv {
+		if srv[i], err = startServer(bin, cfg); err != nil {
+			log.Fatal(err)
+		}
+		defer srv[i].stop()
+	}
+	for _, s := range srv {
+		for _, q := range qs {
+			if _, err := s.projects(map[string]any{"query": q.Query, "limit": 10}); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if _, err := s.projects(map[string]any{"limit": 50}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for i, s := range srv {
+		m := smaps(s.cmd.Process.Pid)
+		fmt.Printf("| %d | %d | %.1f | %.1f | %.1f | %.1f |\n", serves, i+1, m["Rss"], m["Pss"], m["Anonymous"], m["Pss_File"])
+	}
+}
+
+// smaps reads /proc/PID/smaps_rollup in MiB.
+func smaps(pid int) map[string]float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		log.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[2] == "kB" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			out[strings.TrimSuffix(f[0], ":")] = kb / 1024
+		}
+	}
+	return out
 }
