@@ -85,7 +85,7 @@ type reasonKey struct {
 func (k *reasonKey) hash() uint64 {
 	h := uint64(k.band)<<8 | uint64(k.label) ^ k.fuzzy<<16
 	for f, m := range k.fm {
-		if m != 0 { // narrow keys use only fm[0]: one round
+		if m != 0 { // narrow keys use only fm[0] and fm[1]: two rounds at most
 			h = (h ^ m ^ uint64(f)<<59) * 0x9e3779b97f4a7c15
 			h ^= h >> 29
 		}

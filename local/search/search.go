@@ -3,6 +3,7 @@ package search
 import (
 	"math"
 	"math/bits"
+	mbits "math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,7 +320,7 @@ func clean(s string, n int) string {
 	return bound(b.String(), n)
 }
 
-// cand is one document a query touched. It is kept small (32 bytes): a
+// cand is one document a query touched. It is kept small (40 bytes): a
 // query that matches most of a large corpus walks tens of thousands.
 type cand struct {
 	slot  uint32
@@ -328,12 +329,13 @@ type cand struct {
 	score float64
 	mask  uint64 // query terms matched anywhere
 	// Query terms matched per field. For queries of at most narrowTerms
-	// terms (nearly all), packed here: bit 8·f+i says term i matched field
-	// f. Wider queries keep them in scratch.wide.
-	fm uint64
+	// terms (nearly all: a package path with its compounds has a dozen),
+	// packed here: bit 8·f+i of fm says term i matched field f, of fm2
+	// term 8+i. Wider queries keep them in scratch.wide.
+	fm, fm2 uint64
 }
 
-const narrowTerms = 8
+const narrowTerms = 16
 
 type scratch struct {
 	idx   []int32 // slot → 1 + index in cands; 0: not a candidate
@@ -351,8 +353,9 @@ func (sc *scratch) nameBits(ci int, narrow bool) uint64 {
 		w := &sc.wide[ci]
 		return w[fName] | w[fAlias] | w[fPackage]
 	}
-	fm := sc.cands[ci].fm
-	return (fm>>(8*fName) | fm>>(8*fAlias) | fm>>(8*fPackage)) & 0xff
+	c := &sc.cands[ci]
+	fm, fm2 := c.fm, c.fm2
+	return (fm>>(8*fName)|fm>>(8*fAlias)|fm>>(8*fPackage))&0xff | ((fm2>>(8*fName)|fm2>>(8*fAlias)|fm2>>(8*fPackage))&0xff)<<8
 }
 
 // fieldMasks returns, per field, the query terms cand ci matched there.
@@ -360,8 +363,9 @@ func (sc *scratch) fieldMasks(ci int, narrow bool) (fm [numFields]uint64) {
 	if !narrow {
 		return sc.wide[ci]
 	}
+	c := &sc.cands[ci]
 	for f := range fm {
-		fm[f] = sc.cands[ci].fm >> (8 * f) & 0xff
+		fm[f] = c.fm>>(8*f)&0xff | (c.fm2>>(8*f)&0xff)<<8
 	}
 	return fm
 }
@@ -492,7 +496,7 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 				// that matched alike.
 				key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
 				if narrow {
-					key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
+					key.fm[0], key.fm[1] = c.fm, c.fm2 // packed: a cheaper key, same meaning within one query
 				} else {
 					key.fm = sc.wide[ci]
 				}
@@ -508,8 +512,12 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 			}
 		}
 	}
-	for _, c := range sc.cands {
-		sc.idx[c.slot] = 0
+	if len(sc.cands) > len(sc.idx)/16 {
+		clear(sc.idx) // one sweep beats scattered writes
+	} else {
+		for _, c := range sc.cands {
+			sc.idx[c.slot] = 0
+		}
 	}
 	sc.keys = keys[:0]
 	scratchPool.Put(sc)
@@ -631,7 +639,8 @@ func (sc *scratch) mark(ci int, narrow bool, bits uint64, fields uint8) {
 	for fs := fields; fs != 0; fs &= fs - 1 {
 		f := uint(bits8(fs))
 		if narrow {
-			cd.fm |= bits << (8 * f)
+			cd.fm |= (bits & 0xff) << (8 * f)
+			cd.fm2 |= (bits >> 8 & 0xff) << (8 * f)
 		} else {
 			sc.wide[ci][f] |= bits
 		}
@@ -711,6 +720,10 @@ func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bi
 // scorePostings is scoreTerm over one list: flen[slot-off] holds the field
 // lengths of its slots, tomb the slots to skip.
 func (ix *Index) scorePostings(w *bm25, sc *scratch, narrow bool, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, sel uint32, bits uint64, wi float64) {
+	if narrow {
+		scoreNarrow(w, sc, post, flen, off, tomb, sel, bits, wi)
+		return
+	}
 	for _, p := range post {
 		tfs := p.tfs & sel
 		if tfs == 0 {
@@ -726,6 +739,48 @@ func (ix *Index) scorePostings(w *bm25, sc *scratch, narrow bool, post []posting
 		cd.score += wi * tf / (k1 + tf)
 		cd.mask |= bits
 	}
+}
+
+// scoreNarrow is scorePostings for a query of at most narrowTerms terms
+// (nearly all), in one pass per posting: the same arithmetic, the
+// candidate's fields marked as the frequencies are summed, the scratch
+// arrays held in locals. A query that meets most of a large catalog walks
+// hundreds of thousands of postings here.
+func scoreNarrow(w *bm25, sc *scratch, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, sel uint32, bits uint64, wi float64) {
+	idx, cands := sc.idx, sc.cands
+	lo, hi := bits&0xff, bits>>8&0xff
+	for _, p := range post {
+		tfs := p.tfs & sel
+		if tfs == 0 {
+			continue
+		}
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
+		fl := &flen[p.slot-off]
+		var tf float64
+		var fm, fm2 uint64
+		for t := tfs; t != 0; {
+			sh := uint(mbits.TrailingZeros32(t)) &^ 3
+			f := (sh >> 2) & 7
+			tf += fieldWeight[f] * float64((t>>sh)&15) / (w.a[f] + w.c[f]*float64(fl[f]))
+			fm |= lo << (8 * f)
+			fm2 |= hi << (8 * f)
+			t &^= 15 << sh
+		}
+		ci := idx[p.slot]
+		if ci == 0 {
+			cands = append(cands, cand{slot: p.slot})
+			ci = int32(len(cands))
+			idx[p.slot] = ci
+		}
+		cd := &cands[ci-1]
+		cd.fm |= fm
+		cd.fm2 |= fm2
+		cd.score += wi * tf / (k1 + tf)
+		cd.mask |= bits
+	}
+	sc.cands = cands
 }
 
 // scoreFuzzy credits a document once per query word for its best spelling
