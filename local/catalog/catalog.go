@@ -516,6 +516,49 @@ func (c *Catalog) Get(id string) *local.Project {
 	return nil
 }
 
+// PresentAll is Present for each id, under one lock (a ranking asks it of
+// every kept hit).
+func (c *Catalog) PresentAll(ids []string) []bool {
+	out := make([]bool, len(ids))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, id := range ids {
+		if p, ok := c.over[id]; ok {
+			out[i] = p != nil && p.Availability == local.Present
+		} else if c.base != nil {
+			if s, ok := c.base.Slot(id); ok {
+				out[i] = c.base.Availability(s) == local.Present
+			}
+		}
+	}
+	return out
+}
+
+// ListWhere is List cut to the records keep accepts by their availability
+// and MissingSince (read without decoding a record).
+func (c *Catalog) ListWhere(pol Policy, keep func(local.Availability, time.Time) bool) []string {
+	ix, f := c.filter(pol)
+	c.mu.RLock()
+	base := c.base
+	c.mu.RUnlock()
+	byID := f.ID
+	f.ID = func(id string) bool {
+		if !byID(id) {
+			return false
+		}
+		c.mu.RLock()
+		p := c.over[id]
+		c.mu.RUnlock()
+		return p != nil && keep(p.Availability, p.MissingSince)
+	}
+	if byBase := f.Base; byBase != nil {
+		f.Base = func(s uint32) bool {
+			return byBase(s) && keep(base.Availability(s), base.MissingSince(s))
+		}
+	}
+	return ix.ListFilter(f)
+}
+
 // Listed reports a record's availability and MissingSince without decoding
 // it (listings filter every record by them).
 func (c *Catalog) Listed(id string) (local.Availability, time.Time, bool) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/search"
@@ -135,6 +136,16 @@ func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[st
 	}
 	if got, want := cat.List(pol), ref.List(keep); !slices.Equal(got, want) {
 		t.Fatalf("%s: List gives %d ids, want %d", label, len(got), len(want))
+	}
+	notMissing := func(a local.Availability, _ time.Time) bool { return a != local.Missing }
+	if got, want := cat.ListWhere(pol, notMissing), ref.List(func(id string) bool { return keep(id) && live[id].Availability != local.Missing }); !slices.Equal(got, want) {
+		t.Fatalf("%s: ListWhere gives %d ids, want %d", label, len(got), len(want))
+	}
+	ids := slices.Sorted(maps.Keys(live))
+	for i, p := range cat.PresentAll(ids) {
+		if p != (live[ids[i]].Availability == local.Present) {
+			t.Fatalf("%s: PresentAll says %v of %s", label, p, ids[i])
+		}
 	}
 	for _, q := range queries {
 		for _, n := range []int{5, -1} {

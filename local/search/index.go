@@ -63,6 +63,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Doc is one project's searchable metadata.
@@ -580,6 +581,35 @@ func (ix *Index) id(s uint32) string {
 		return ix.base.s(ix.base.docs[s].id)
 	}
 	return ix.idOf[s-ix.nb]
+}
+
+// hitIDs are the ids of the hits (keys by listing rank), to hand out: a
+// base's are copied into one string (one allocation, not one per hit).
+func (ix *Index) hitIDs(keys []uint64, order []uint32) []string {
+	ids := make([]string, len(keys))
+	n := 0
+	for _, k := range keys {
+		if s := order[uint32(k)]; s < ix.nb {
+			n += len(ix.id(s))
+		}
+	}
+	buf := make([]byte, 0, n)
+	for _, k := range keys {
+		if s := order[uint32(k)]; s < ix.nb {
+			buf = append(buf, ix.id(s)...)
+		}
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
+	for i, k := range keys {
+		s := order[uint32(k)]
+		if s >= ix.nb {
+			ids[i] = ix.idOf[s-ix.nb]
+			continue
+		}
+		l := len(ix.id(s))
+		ids[i], all = all[:l], all[l:]
+	}
+	return ids
 }
 
 // hitID is slot's id to hand out.

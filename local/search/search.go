@@ -485,6 +485,7 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 
 	if len(keys) > 0 {
 		hits = make([]Hit, len(keys))
+		ids := ix.hitIDs(keys, order)
 		rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
 		for i, k := range keys {
 			slot := order[uint32(k)]
@@ -505,7 +506,7 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
 			}
 			hits[i] = Hit{
-				ID:      ix.hitID(slot),
+				ID:      ids[i],
 				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
 				Tier:    tierOf(c.band),
 				Reasons: reasons,

@@ -5,7 +5,7 @@
 //	mcpclient init      -config C [-repeat 10]
 //	    process start → initialize answered, and → first tools/call
 //	    answered (which waits for the catalog to load)
-//	mcpclient query     -config C -queries Q [-n 2000] [-label L]
+//	mcpclient query     -config C -queries Q [-n 2000] [-label L] [-limit 5]
 //	    hot local_codegraph_projects latency p50/p99 (limit 5) once the
 //	    first discovery pass is over, an MCP ping's round trip (the
 //	    transport alone), and the server's RSS
@@ -55,6 +55,7 @@ func main() {
 	queries := fs.String("queries", "testdata/selection/queries.jsonl", "query: the query set")
 	n := fs.Int("n", 2000, "query: timed calls")
 	label := fs.String("label", "", "query: the row's first column")
+	limit := fs.Int("limit", 5, "query: the page size asked")
 	root := fs.String("root", "", "discovery: where the new project appears (a discovery root)")
 	mode := fs.String("mode", "refresh", "discovery: refresh (refresh: true) or interval (periodic refresh only)")
 	trials := fs.Int("trials", 5, "discovery: new projects, one after the other")
@@ -71,7 +72,7 @@ func main() {
 	case "init":
 		runInit(*bin, *cfg, *repeat)
 	case "query":
-		runQuery(*bin, *cfg, *queries, *n, *label)
+		runQuery(*bin, *cfg, *queries, *n, *label, *limit)
 	case "load":
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
 	case "mem":
@@ -234,7 +235,7 @@ func runInit(bin, cfg string, repeat int) {
 		ms(pct(inits, 0.5)), ms(slices.Min(inits)), ms(slices.Max(inits)), ms(pct(firsts, 0.5)), rssMB)
 }
 
-func runQuery(bin, cfg, queries string, n int, label string) {
+func runQuery(bin, cfg, queries string, n int, label string, limit int) {
 	qs, err := selection.LoadQueries(filepath.Dir(queries))
 	if err != nil {
 		log.Fatal(err)
@@ -272,7 +273,7 @@ func runQuery(bin, cfg, queries string, n int, label string) {
 	for i := range n {
 		q := qs[i%len(qs)]
 		st := time.Now()
-		e, err := s.projects(map[string]any{"query": q.Query})
+		e, err := s.projects(map[string]any{"query": q.Query, "limit": limit})
 		if err != nil {
 			log.Fatal(err)
 		}
