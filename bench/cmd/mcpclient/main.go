@@ -12,6 +12,9 @@
 //	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1]
 //	    several servers on one data dir, a scan running, concurrent calls
 //	    in a host-like mix: p50/p99/errors (see load.go)
+//	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
+//	    query's latency with a client that reads each answer line without
+//	    decoding it: the server and the pipe, not mcp-go's client
 //	mcpclient mem       -config C [-serves 3]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
@@ -75,6 +78,8 @@ func main() {
 		runQuery(*bin, *cfg, *queries, *n, *label, *limit)
 	case "load":
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
+	case "raw":
+		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
 	case "mem":
 		runMem(*bin, *cfg, *queries, *serves)
 	case "discovery":
