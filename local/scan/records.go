@@ -149,8 +149,8 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		if !s.underRoots(p.Root) {
 			return nil
 		}
-		if cur, _ := tx.Project(p.ID); cur != nil {
-			p = cur // this batch may have changed it
+		if cur, _ := tx.Staged(p.ID); cur != nil {
+			p = cur // this batch changed it
 		}
 		sl := slim{id: p.ID, root: p.Root, avail: p.Availability, state: p.IndexState, why: p.Why, stamp: p.MetaStamp}
 		switch {

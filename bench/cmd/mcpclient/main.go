@@ -9,7 +9,7 @@
 //	    hot local_codegraph_projects latency p50/p99 (limit 5) once the
 //	    first discovery pass is over, an MCP ping's round trip (the
 //	    transport alone), and the server's RSS
-//	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1]
+//	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1] [-raw]
 //	    several servers on one data dir, a scan running, concurrent calls
 //	    in a host-like mix: p50/p99/errors (see load.go)
 //	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
@@ -67,6 +67,7 @@ func main() {
 	calls := fs.Int("calls", 500, "load: concurrent calls spread over the servers")
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
+	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
 		log.Fatal("-config is required")
@@ -93,7 +94,12 @@ func main() {
 }
 
 // server is one `cgcat serve` process and its MCP client.
+// rawMode: servers are spoken to with rawConn instead of the mcp-go
+// client (load -raw).
+var rawMode bool
+
 type server struct {
+	rc     *rawConn // in rawMode
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	c      *client.Client
@@ -116,6 +122,18 @@ func startServer(bin, cfg string) (*server, error) {
 	s.start = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
+	}
+	if rawMode {
+		s.rc = newRawConn(s.stdin, out)
+		if _, err := s.rc.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "cgcat-bench-raw", "version": "1"}}); err != nil {
+			s.stop()
+			return nil, fmt.Errorf("initialize: %w\n%s", err, s.stderr.String())
+		}
+		s.rc.wmu.Lock()
+		_, err := fmt.Fprintln(s.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		s.rc.wmu.Unlock()
+		s.init = time.Since(s.start)
+		return s, err
 	}
 	s.c = client.NewClient(transport.NewIO(out, s.stdin, io.NopCloser(strings.NewReader(""))))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -159,6 +177,14 @@ type envelope struct {
 }
 
 func (s *server) projects(args map[string]any) (envelope, error) {
+	if rawMode {
+		var e envelope
+		raw, err := s.rc.tool("local_codegraph_projects", args)
+		if err == nil {
+			err = json.Unmarshal(raw, &e)
+		}
+		return e, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req := mcp.CallToolRequest{}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cgcat/cgcat/bench/selection"
@@ -124,4 +125,104 @@ func runRaw(bin, cfg, queries string, n int, label string, limit int) {
 		bytesIn += len(line)
 	}
 	fmt.Printf("| %s | %d | %.0f | %.0f | %.1f |\n", label, limit, float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()), float64(bytesIn)/float64(n)/1024)
+}
+
+// rawConn is a JSON-RPC connection that many goroutines call at once: one
+// reader hands each answer line to the caller waiting for its id, unparsed.
+type rawConn struct {
+	in      io.Writer
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	next    int
+	pending map[int]chan []byte
+	err     error
+}
+
+func newRawConn(in io.Writer, out io.Reader) *rawConn {
+	rc := &rawConn{in: in, pending: map[int]chan []byte{}}
+	go func() {
+		r := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				rc.mu.Lock()
+				rc.err = err
+				for _, ch := range rc.pending {
+					close(ch)
+				}
+				rc.pending = map[int]chan []byte{}
+				rc.mu.Unlock()
+				return
+			}
+			// {"jsonrpc":"2.0","id":N,...}: the id is near the start.
+			i := bytes.Index(line, []byte(`"id":`))
+			if i < 0 || i > 40 {
+				continue // a notification
+			}
+			id := 0
+			for _, c := range line[i+5:] {
+				if c < '0' || c > '9' {
+					break
+				}
+				id = id*10 + int(c-'0')
+			}
+			rc.mu.Lock()
+			ch := rc.pending[id]
+			delete(rc.pending, id)
+			rc.mu.Unlock()
+			if ch != nil {
+				ch <- line
+			}
+		}
+	}()
+	return rc
+}
+
+func (rc *rawConn) call(method string, params any) ([]byte, error) {
+	ch := make(chan []byte, 1)
+	rc.mu.Lock()
+	if rc.err != nil {
+		rc.mu.Unlock()
+		return nil, rc.err
+	}
+	rc.next++
+	id := rc.next
+	rc.pending[id] = ch
+	rc.mu.Unlock()
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	rc.wmu.Lock()
+	_, err = rc.in.Write(append(req, '\n'))
+	rc.wmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	line, ok := <-ch
+	if !ok {
+		return nil, fmt.Errorf("connection closed: %v", rc.err)
+	}
+	if bytes.Contains(line, []byte(`"isError":true`)) || bytes.Contains(line[:min(len(line), 60)], []byte(`"error"`)) {
+		return line, fmt.Errorf("error answer: %.300s", line)
+	}
+	return line, nil
+}
+
+// tool calls a tool and returns the answer's structured content, still
+// encoded.
+func (rc *rawConn) tool(name string, args map[string]any) (json.RawMessage, error) {
+	line, err := rc.call("tools/call", map[string]any{"name": name, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Result struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, err
+	}
+	return r.Result.StructuredContent, nil
 }
