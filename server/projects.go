@@ -333,7 +333,7 @@ func (f *Frontend) applyWorkspace(c *call, l *listing, ws string, plain bool) *l
 			marks[i], selfAt = "self", i
 			continue
 		}
-		if p := c.cat.Get(id); p != nil && related(p) {
+		if p := c.cat.GetLite(id); p != nil && related(p) {
 			marks[i] = "related"
 			if plain {
 				rel = append(rel, i)

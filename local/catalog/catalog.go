@@ -559,6 +559,29 @@ func (c *Catalog) ListWhere(pol Policy, keep func(local.Availability, time.Time)
 	return ix.ListFilter(f)
 }
 
+// GetLite is Get without the record's description, README, keywords,
+// tags, manifests and problems (empty): for comparing records (a workspace
+// and its relatives), at a fraction of a whole record's cost.
+func (c *Catalog) GetLite(id string) *local.Project {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.over[id]; ok {
+		if p == nil {
+			return nil
+		}
+		cp := *p
+		cp.Meta.Description, cp.Meta.Readme = "", ""
+		cp.Meta.Keywords, cp.Meta.Tags, cp.Meta.Manifests, cp.Meta.Problems = nil, nil, nil, nil
+		return &cp
+	}
+	if c.base != nil {
+		if s, ok := c.base.Slot(id); ok {
+			return c.base.RecordLite(s)
+		}
+	}
+	return nil
+}
+
 // Listed reports a record's availability and MissingSince without decoding
 // it (listings filter every record by them).
 func (c *Catalog) Listed(id string) (local.Availability, time.Time, bool) {

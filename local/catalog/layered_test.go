@@ -164,6 +164,12 @@ func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[st
 		if got == nil || got.ID != id || got.Root != p.Root || got.Meta.Name != p.Meta.Name || got.Availability != p.Availability {
 			t.Fatalf("%s: Get(%s) = %+v, want %+v", label, id, got, p)
 		}
+		lite, full := cat.GetLite(id), cat.Get(id)
+		full.Meta.Description, full.Meta.Readme = "", ""
+		full.Meta.Keywords, full.Meta.Tags, full.Meta.Manifests, full.Meta.Problems = nil, nil, nil, nil
+		if !reflect.DeepEqual(lite, full) {
+			t.Fatalf("%s: GetLite(%s) = %+v, want %+v", label, id, lite, full)
+		}
 		if cat.Present(id) != (p.Availability == local.Present) || cat.Visible(id, pol) != keep(id) {
 			t.Fatalf("%s: %s present %v visible %v", label, id, cat.Present(id), cat.Visible(id, pol))
 		}

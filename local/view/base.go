@@ -104,6 +104,17 @@ func (b *Base) Record(slot uint32) *local.Project {
 	return p
 }
 
+// RecordLite is Record without the record's prose and the lists no
+// comparison of records reads (description, README, keywords, tags,
+// manifests, problems: left empty): a fraction of the cost.
+func (b *Base) RecordLite(slot uint32) *local.Project {
+	p, err := decodeRecordAs(b.rec(slot), true)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
 // Availability is the record's availability, without decoding it.
 func (b *Base) Availability(slot uint32) local.Availability {
 	if c := b.avail[slot]; int(c) < len(availCodes) {

@@ -92,6 +92,16 @@ func TestRecordCodecCoversEveryField(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("record %d differs from its JSON round trip:\n got  %+v\n want %+v", i, got, want)
 		}
+		lite, err := decodeRecordAs(enc, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := *want
+		w.Meta.Description, w.Meta.Readme = "", ""
+		w.Meta.Keywords, w.Meta.Tags, w.Meta.Manifests, w.Meta.Problems = nil, nil, nil, nil
+		if !reflect.DeepEqual(lite, &w) {
+			t.Fatalf("record %d, lite:\n got  %+v\n want %+v", i, lite, &w)
+		}
 		root, lin, ok := rootLineage(enc, nil)
 		if !ok || root != p.Root || !slices.Equal(lin, p.Lineage) {
 			t.Fatalf("root and lineage: %q %q %v", root, lin, ok)

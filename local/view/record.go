@@ -135,6 +135,22 @@ func (r *recReader) str() string {
 	return unsafe.String(&s[0], len(s))
 }
 
+func (r *recReader) skipStr() {
+	n := r.u64()
+	if n > uint64(len(r.b)) {
+		r.err, r.b = true, nil
+		return
+	}
+	r.b = r.b[n:]
+}
+
+func (r *recReader) skipStrs() {
+	n := r.u64()
+	for i := uint64(1); i < n && !r.err; i++ {
+		r.skipStr()
+	}
+}
+
 func (r *recReader) strs() []string {
 	n := r.u64()
 	if n == 0 {
@@ -181,8 +197,18 @@ func (r *recReader) time() time.Time {
 }
 
 // decodeRecord decodes a whole record (its strings copied).
-func decodeRecord(b []byte) (*local.Project, error) {
+func decodeRecord(b []byte) (*local.Project, error) { return decodeRecordAs(b, false) }
+
+// decodeRecordAs decodes a record; lite leaves out its prose and lists no
+// comparison of two records reads (description, README, keywords, tags,
+// manifests, problems): most of its bytes.
+func decodeRecordAs(b []byte, lite bool) (*local.Project, error) {
 	r := recReader{b: b, copy: true}
+	str, strs := r.str, r.strs
+	if lite {
+		str = func() string { r.skipStr(); return "" }
+		strs = func() []string { r.skipStrs(); return nil }
+	}
 	p := &local.Project{}
 	p.ID = r.str()
 	p.Root = r.str()
@@ -190,20 +216,20 @@ func decodeRecord(b []byte) (*local.Project, error) {
 	p.RecordRevision = r.u64()
 	m := &p.Meta
 	m.Name = r.str()
-	m.Description = r.str()
+	m.Description = str()
 	m.Packages = r.strs()
-	m.Keywords = r.strs()
+	m.Keywords = strs()
 	m.Aliases = r.strs()
-	m.Tags = r.strs()
+	m.Tags = strs()
 	m.Related = r.strs()
-	m.Readme = r.str()
-	m.Manifests = r.strs()
+	m.Readme = str()
+	m.Manifests = strs()
 	m.Git.Remote = r.str()
 	m.Git.Branch = r.str()
 	m.Git.Head = r.str()
 	m.Git.Worktree = r.bool()
 	m.Git.CommonDir = r.str()
-	m.Problems = r.strs()
+	m.Problems = strs()
 	p.MetaHash = r.u64()
 	p.Availability = local.Availability(r.str())
 	p.Why = r.str()
