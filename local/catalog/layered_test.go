@@ -189,3 +189,99 @@ func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[st
 		t.Fatalf("%s: a record that does not exist was found", label)
 	}
 }
+
+// Readers answer while commits are applied and new bases replace old ones
+// (run with -race): no answer ever lists an id twice or a record that is
+// not in the view it came from.
+func TestCatalogAnswersWhileFollowing(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Repeat("words about payments and orders ", 200)
+	put := func(n int) []string {
+		var ids []string
+		if err := st.Update(ctx, func(tx *store.Tx) error {
+			for range n {
+				p := &local.Project{ID: store.NewProjectID(), Root: fmt.Sprintf("/code/x/p%d", r64()), Availability: local.Present,
+					Meta: local.Metadata{Name: "orders-" + fmt.Sprint(r64()%1000), Readme: readme}}
+				ids = append(ids, p.ID)
+				if err := tx.PutProject(p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	ids := put(50)
+	cat, err := Load(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := Policy{Discovery: []string{"/code"}, Share: []string{"/code"}}
+	done := make(chan struct{})
+	errs := make(chan string, 8)
+	for range 3 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- ""
+					return
+				default:
+				}
+				seen := map[string]bool{}
+				for _, id := range cat.List(pol) {
+					if seen[id] {
+						errs <- "listed twice: " + id
+						return
+					}
+					seen[id] = true
+				}
+				hits, _ := cat.SearchTop("orders payments", pol, 20)
+				for _, h := range hits {
+					cat.Get(h.ID)
+					cat.Visible(h.ID, pol)
+				}
+				cat.Containing("/code/x/p1/src")
+				cat.Suggest("ordrs", pol, 3)
+			}
+		}()
+	}
+	for i := range 40 {
+		ids = append(ids, put(5)...)
+		if i%3 == 0 {
+			victim := ids[0]
+			ids = ids[1:]
+			if err := st.Update(ctx, func(tx *store.Tx) error { return tx.DeleteProject(victim) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cat.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 3 {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
+	}
+	_ = cat.ForceSync(ctx)
+	if cat.Len() != len(ids) {
+		t.Fatalf("Len %d, want %d", cat.Len(), len(ids))
+	}
+}
+
+var r64state uint64 = 88172645463325252
+
+func r64() uint64 {
+	r64state ^= r64state << 13
+	r64state ^= r64state >> 7
+	r64state ^= r64state << 17
+	return r64state
+}
