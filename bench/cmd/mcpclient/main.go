@@ -15,7 +15,7 @@
 //	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
 //	    query's latency with a client that reads each answer line without
 //	    decoding it: the server and the pipe, not mcp-go's client
-//	mcpclient mem       -config C [-serves 3]
+//	mcpclient mem       -config C [-serves 3] [-settle 0s]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
@@ -67,6 +67,7 @@ func main() {
 	calls := fs.Int("calls", 500, "load: concurrent calls spread over the servers")
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
+	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
 	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
@@ -82,7 +83,7 @@ func main() {
 	case "raw":
 		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
 	case "mem":
-		runMem(*bin, *cfg, *queries, *serves)
+		runMem(*bin, *cfg, *queries, *serves, *settle)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")
@@ -390,7 +391,7 @@ func runDiscovery(bin, cfg, root, mode string, trials int, timeout time.Duration
 // then every serve's RSS, PSS (shared pages divided among the processes
 // that map them) and anonymous memory are read from
 // /proc/PID/smaps_rollup.
-func runMem(bin, cfg, queries string, serves int) {
+func runMem(bin, cfg, queries string, serves int, settle time.Duration) {
 	qs, err := selection.LoadQueries(filepath.Dir(queries))
 	if err != nil {
 		log.Fatal(err)
@@ -413,9 +414,10 @@ func runMem(bin, cfg, queries string, serves int) {
 			log.Fatal(err)
 		}
 	}
+	time.Sleep(settle)
 	for i, s := range srv {
 		m := smaps(s.cmd.Process.Pid)
-		fmt.Printf("| %d | %d | %.1f | %.1f | %.1f | %.1f |\n", serves, i+1, m["Rss"], m["Pss"], m["Anonymous"], m["Pss_File"])
+		fmt.Printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |\n", serves, i+1, settle.Seconds(), m["Rss"], m["Pss"], m["Anonymous"], m["Pss_File"])
 	}
 }
 
