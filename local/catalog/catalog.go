@@ -1,6 +1,7 @@
-// Package catalog is the in-memory read model every frontend answers from:
-// records by id, the search index, the scan state and the last word from
-// GBrain. It follows what writers publish (package view) — one stat per
+// Package catalog is the read model every frontend answers from: records
+// by id, the search index, the scan state and the last word from GBrain —
+// a published base as mapped (records decoded on demand, the index
+// prebuilt) plus what changed since, in memory. It follows what writers publish (package view) — one stat per
 // call when nothing changed, the changed records otherwise — and never opens
 // the store, so no other process can make it wait.
 //

@@ -384,11 +384,15 @@ func openBase(path string) (*Snapshot, error) {
 	if size < int64(len(baseMagic))+baseFooter+8 || int64(int(size)) != size {
 		return nil, ErrDamaged
 	}
-	data, release, err := mapFile(f, int(size))
+	open := mapFile
+	if readNotMap {
+		open = readFile
+	}
+	data, release, mapped, err := open(f, int(size))
 	if err != nil {
 		return nil, err
 	}
-	s, b, err := parseBase(data)
+	s, b, err := parseBase(data, mapped)
 	if err != nil {
 		release()
 		return nil, err
@@ -397,6 +401,10 @@ func openBase(path string) (*Snapshot, error) {
 	runtime.AddCleanup(b, func(r released) { r.release(); releasedBases.Store(r.gen, true) }, released{release, b.gen})
 	return s, nil
 }
+
+// readNotMap makes openBase read bases instead of mapping them (as on
+// Windows), for tests.
+var readNotMap bool
 
 type released struct {
 	release func()
@@ -408,8 +416,9 @@ var (
 	releasedBases sync.Map // gens of bases released (for tests)
 )
 
-// parseBase reads a base from data, which it keeps.
-func parseBase(data []byte) (*Snapshot, *Base, error) {
+// parseBase reads a base from data, which it keeps (mapped: a file
+// mapping, whose pages can be dropped from the resident set once checked).
+func parseBase(data []byte, mapped bool) (*Snapshot, *Base, error) {
 	if len(data) < len(baseMagic)+baseFooter+8 || string(data[:len(baseMagic)]) != baseMagic {
 		return nil, nil, ErrDamaged
 	}
@@ -417,7 +426,9 @@ func parseBase(data []byte) (*Snapshot, *Base, error) {
 	if xxh3.Hash(body) != sum {
 		return nil, nil, ErrDamaged
 	}
-	dropResident(data)
+	if mapped {
+		dropResident(data) // never on memory of our own: that would zero it
+	}
 	ft := body[len(body)-baseFooter:]
 	var secs [numBS][]byte
 	for i := range secs {

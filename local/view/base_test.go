@@ -300,3 +300,30 @@ func TestMappedBaseOutlivesItsFile(t *testing.T) {
 }
 
 func keyOf(p string) string { return pathid.Key(p) }
+
+// A base read into memory (Windows, or a file system that cannot be
+// mapped) answers as the mapped one.
+func TestBaseReadNotMapped(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := PublishBase(dir, &Snapshot{StoreID: "s_a", Seq: 1, Records: synthRecords(300, rand.New(rand.NewPCG(9, 10)))}); err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := ReadBase(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readNotMap = true
+	defer func() { readNotMap = false }()
+	read, err := ReadBase(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(mapped.Projects(), read.Projects()) {
+		t.Fatal("records differ")
+	}
+	a, _ := search.NewOver(mapped.Base.Index()).SearchTop("order client", nil, 50)
+	b, _ := search.NewOver(read.Base.Index()).SearchTop("order client", nil, 50)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("searches differ: %d and %d hits", len(a), len(b))
+	}
+}

@@ -12,6 +12,12 @@
 // not a reload), or a base when they start, when the chain has moved past
 // them, or when the data dir holds another store than before.
 //
+// A base is laid out to be mapped, not decoded (base.go): records in a
+// compact binary form, decoded one at a time when asked, and the search
+// index already built (search.Frozen), so a reader answers as soon as it
+// has mapped and checked the file, and every reader of the data dir shares
+// one copy of it in the page cache.
+//
 // The store (LevelDB) stays the authority; these files are a published
 // copy that any writer can rebuild. This package owns only their format and
 // their files: it never opens the store and never decides what is shared.
