@@ -53,3 +53,21 @@ for n in $SIZES; do
   bin/bench-gencat -dir "$WORK/q$n" -n "$n" >&2
   bin/bench-mcpclient query -bin bin/cgcat -config "$WORK/q$n/config.json" -n "$N" -label "$n"
 done
+
+# One call at a time on the real 5,229-project tree of bench/load.sh, pages
+# of 5 and 50 (issue 14: limit 50 p50 ≤ 2 ms): with a client that does not
+# decode the answers (the server and the pipe), then with mcp-go's client.
+bin/bench-gencat -dir "$WORK/load" -copies 7 >&2
+bin/cgcat scan --config "$WORK/load/config.json" >&2
+echo
+echo "### One call at a time, 5,229 real projects (bench/cmd/mcpclient raw / query -n $N)"
+echo
+echo "| client | limit | p50 µs | p99 µs | answer KB |"
+echo "|---|---:|---:|---:|---:|"
+for l in 5 50; do
+  bin/bench-mcpclient raw -bin bin/cgcat -config "$WORK/load/config.json" -n "$N" -label raw -limit "$l"
+done
+for l in 5 50; do
+  bin/bench-mcpclient query -bin bin/cgcat -config "$WORK/load/config.json" -n "$N" -label "mcp-go $l" -limit "$l" |
+    awk -F'|' '{printf "| mcp-go | %s | %s | %s | |\n", '"$l"', $6, $7}'
+done

@@ -182,8 +182,13 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 		present bool
 	}
 	rs := make([]ranked, len(hits))
+	ids := make([]string, len(hits))
 	for i, h := range hits {
-		rs[i] = ranked{h, c.cat.Present(h.ID)}
+		ids[i] = h.ID
+	}
+	present := c.cat.PresentAll(ids)
+	for i, h := range hits {
+		rs[i] = ranked{h, present[i]}
 	}
 	slices.SortStableFunc(rs, func(a, b ranked) int {
 		switch {
@@ -255,14 +260,9 @@ func (f *Frontend) plainListing(c *call, ws string) *listing {
 		return l
 	}
 	if ws == "" {
-		ids := c.cat.List(c.pol)
-		kept := ids[:0:0]
-		for _, id := range ids {
-			if p := c.cat.Get(id); p != nil && p.Availability == local.Missing && !p.MissingSince.IsZero() && now.Sub(p.MissingSince) > retain {
-				continue
-			}
-			kept = append(kept, id)
-		}
+		kept := c.cat.ListWhere(c.pol, func(a local.Availability, since time.Time) bool {
+			return a != local.Missing || since.IsZero() || now.Sub(since) <= retain
+		})
 		l = &listing{ids: kept}
 	} else {
 		l = f.applyWorkspace(c, f.plainListing(c, ""), ws, true)
@@ -333,7 +333,7 @@ func (f *Frontend) applyWorkspace(c *call, l *listing, ws string, plain bool) *l
 			marks[i], selfAt = "self", i
 			continue
 		}
-		if p := c.cat.Get(id); p != nil && related(p) {
+		if p := c.cat.GetLite(id); p != nil && related(p) {
 			marks[i] = "related"
 			if plain {
 				rel = append(rel, i)

@@ -412,6 +412,9 @@ func BenchmarkQuery(b *testing.B) {
 				// the envelope, for every query of the set without its
 				// workspace hint.
 				{"frontend", plain, func(q Query) { mustProjects(b, f, server.ProjectsArgs{Query: q.Query, Limit: 5}) }},
+				// The same with a page of 50 (the largest the tool allows):
+				// fifty re-checks and a ten times larger envelope.
+				{"frontend-50", plain, func(q Query) { mustProjects(b, f, server.ProjectsArgs{Query: q.Query, Limit: 50}) }},
 				// Dependency queries asked from one workspace, as one
 				// agent session does (the workspace's project is cached).
 				{"workspace-hot", deps, func(q Query) { mustProjects(b, f, argsFrom(root, q.Query, ws)) }},

@@ -1,6 +1,7 @@
-// Package catalog is the in-memory read model every frontend answers from:
-// records by id, the search index, the scan state and the last word from
-// GBrain. It follows what writers publish (package view) — one stat per
+// Package catalog is the read model every frontend answers from: records
+// by id, the search index, the scan state and the last word from GBrain —
+// a published base as mapped (records decoded on demand, the index
+// prebuilt) plus what changed since, in memory. It follows what writers publish (package view) — one stat per
 // call when nothing changed, the changed records otherwise — and never opens
 // the store, so no other process can make it wait.
 //
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -27,6 +29,13 @@ import (
 )
 
 // Catalog is safe for concurrent use.
+//
+// Its records are a published base, mapped (view.Base: records decoded on
+// demand, the search index prebuilt), plus the records changed since, kept
+// in memory (the overlay). Applying a commit of k records costs O(k): they
+// go into the overlay and the index's own overlay, and their base slots
+// become tombstones. Sharing decisions for the base's records are kept per
+// view as a bitmap over its slots.
 type Catalog struct {
 	st     *store.Store
 	follow *view.Follower
@@ -34,8 +43,10 @@ type Catalog struct {
 	mu       sync.RWMutex
 	storeID  string
 	seq, rev uint64
-	projects map[string]*local.Project
-	byRoot   map[string]string // pathid.Key(root) → id
+	base     *view.Base                // nil until a base is read
+	over     map[string]*local.Project // records changed since the base; nil: deleted
+	n        int                       // records
+	byRoot   map[string]string         // pathid.Key(root) → id, for overlay records (before the base's)
 	index    *search.Index
 	state    local.ScanState
 	gbrain   local.GBrainContact
@@ -46,8 +57,10 @@ type Catalog struct {
 	byProject map[string][]string
 	cardIndex *search.Index
 	lastErr   error // the last failure to follow the published catalog
-	// allowed caches sharing decisions: view key → id → allowed.
+	// allowed caches sharing decisions of overlay records: view key → id
+	// → allowed; vis those of the base's records, per view key.
 	allowed map[uint64]map[string]bool
+	vis     map[uint64]*baseVis
 	// rootKeys maps each record's root key (store.Identity.RootKey) to its
 	// id, built when first needed for a revision.
 	rootKeys    map[string]string
@@ -59,7 +72,7 @@ type Catalog struct {
 // Load follows the published catalog of st's data dir. Nothing published
 // yet is not an error: the catalog is empty until a writer publishes.
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), projects: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
+	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
 	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
@@ -119,45 +132,67 @@ func (c *Catalog) Err() error {
 	return c.lastErr
 }
 
+// change is one record put (p) or deleted (p nil) by a commit.
+type change struct {
+	id string
+	p  *local.Project
+}
+
 // apply installs a whole snapshot or the deltas after the current one.
 func (c *Catalog) apply(u view.Update) {
 	// The index has its own lock, and a search calls back into c.mu (the
 	// keep filter): never hold c.mu while touching the index.
 	c.mu.RLock()
-	ix, cx := c.index, c.cardIndex
+	ix, cx, base := c.index, c.cardIndex, c.base
 	c.mu.RUnlock()
+	full := u.Snapshot != nil
 	var (
-		changed      []*local.Project
-		deleted      []string
 		cards        []*local.Card
 		deletedCards []string
+		changes      []change
 	)
-	full := u.Snapshot != nil
 	if full {
-		ix, cx = search.New(), search.New()
-		changed, cards = u.Snapshot.Records, u.Snapshot.Cards
+		base = u.Snapshot.Base
+		ix, cx = search.NewOver(base.Index()), search.New()
+		cards = u.Snapshot.Cards
 	}
+	// Commit by commit, puts then deletes, as they were made.
 	for _, d := range u.Deltas {
-		changed = append(changed, d.Records...)
-		deleted = append(deleted, d.Deleted...)
+		for _, p := range d.Records {
+			changes = append(changes, change{p.ID, p})
+			ix.Put(view.DocOf(p))
+		}
+		for _, id := range d.Deleted {
+			changes = append(changes, change{id, nil})
+			ix.Delete(id)
+		}
 		cards = append(cards, d.Cards...)
 		deletedCards = append(deletedCards, d.DeletedCards...)
 	}
-	for _, p := range changed {
-		ix.Put(docOf(p))
+	after := map[string]bool{} // ids this update touched: bound after it?
+	for _, ch := range changes {
+		after[ch.id] = ch.p != nil
 	}
-	for _, id := range deleted {
-		ix.Delete(id)
+	boundAfter := func(id string) bool {
+		if b, ok := after[id]; ok {
+			return b
+		}
+		if full {
+			_, ok := base.Slot(id)
+			return ok
+		}
+		return c.has(id)
 	}
-	c.indexCards(cx, full, changed, deleted, cards, deletedCards)
+	c.indexCards(cx, full, after, cards, deletedCards, boundAfter)
+
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if full {
 		s := u.Snapshot
-		c.projects = make(map[string]*local.Project, len(s.Records))
-		c.byRoot = make(map[string]string, len(s.Records))
+		c.base, c.n = base, base.Len()
+		c.over, c.byRoot = map[string]*local.Project{}, map[string]string{}
 		c.cards, c.byProject = make(map[string]*local.Card, len(s.Cards)), map[string][]string{}
-		c.allowed, c.rootKeys = nil, nil
+		c.allowed, c.vis, c.rootKeys = nil, nil, nil
 		c.storeID, c.seq, c.rev, c.state, c.gbrain = s.StoreID, s.Seq, s.Revision, s.State, s.GBrain
 	}
 	for _, cd := range cards {
@@ -169,20 +204,23 @@ func (c *Catalog) apply(u view.Update) {
 		c.dropCard(slug)
 	}
 	c.cardIndex = cx
-	for _, p := range changed {
-		c.projects[p.ID] = p
-		c.byRoot[pathid.Key(p.Root)] = p.ID
-		for _, m := range c.allowed {
-			delete(m, p.ID)
+	for _, ch := range changes {
+		had := c.hasLocked(ch.id)
+		if old := c.over[ch.id]; old != nil && c.byRoot[pathid.Key(old.Root)] == ch.id {
+			delete(c.byRoot, pathid.Key(old.Root))
 		}
-	}
-	for _, id := range deleted {
-		if p := c.projects[id]; p != nil && c.byRoot[pathid.Key(p.Root)] == id {
-			delete(c.byRoot, pathid.Key(p.Root))
+		c.over[ch.id] = ch.p
+		if ch.p != nil {
+			c.byRoot[pathid.Key(ch.p.Root)] = ch.id
 		}
-		delete(c.projects, id)
+		switch {
+		case ch.p != nil && !had:
+			c.n++
+		case ch.p == nil && had:
+			c.n--
+		}
 		for _, m := range c.allowed {
-			delete(m, id)
+			delete(m, ch.id)
 		}
 	}
 	if n := len(u.Deltas); n > 0 {
@@ -193,40 +231,54 @@ func (c *Catalog) apply(u view.Update) {
 	c.lastErr = nil
 }
 
+func changedIn(over map[string]*local.Project, id string) bool {
+	_, ok := over[id]
+	return ok
+}
+
+// has reports whether a record with id is in the view.
+func (c *Catalog) has(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.hasLocked(id)
+}
+
+func (c *Catalog) hasLocked(id string) bool {
+	if p, ok := c.over[id]; ok {
+		return p != nil
+	}
+	if c.base != nil {
+		_, ok := c.base.Slot(id)
+		return ok
+	}
+	return false
+}
+
 // indexCards keeps the card index to the cards that can be answered as
 // historical: those whose project id is not bound here (a card of a bound
 // project never is; leaving this machine's own cards out keeps a search
 // with GBrain on as cheap as one without). A record bound or forgotten in
-// this update moves its cards out of or into the index.
-func (c *Catalog) indexCards(cx *search.Index, full bool, changed []*local.Project, deleted []string, cards []*local.Card, deletedCards []string) {
-	bound := map[string]bool{}
-	var before map[string][]*local.Card // cards by project id, before this update
-	c.mu.RLock()
+// this update (after: the ids it touched, bound after it or not) moves its
+// cards out of or into the index.
+func (c *Catalog) indexCards(cx *search.Index, full bool, after map[string]bool, cards []*local.Card, deletedCards []string, boundAfter func(string) bool) {
+	var freed []*local.Card // cards of records forgotten now
+	var taken []string      // cards of records bound now
 	if !full {
-		for id := range c.projects {
-			bound[id] = true
-		}
-		before = map[string][]*local.Card{}
-		for _, id := range deleted {
-			for _, slug := range c.byProject[id] {
-				before[id] = append(before[id], c.cards[slug])
-			}
-		}
-		for _, p := range changed {
-			if !bound[p.ID] {
-				before[p.ID] = nil
-				for _, slug := range c.byProject[p.ID] {
-					cx.Delete(slug) // bound now
+		c.mu.RLock()
+		for id, bound := range after {
+			switch was := c.hasLocked(id); {
+			case bound && !was:
+				taken = append(taken, c.byProject[id]...)
+			case !bound && was:
+				for _, slug := range c.byProject[id] {
+					freed = append(freed, c.cards[slug])
 				}
 			}
 		}
+		c.mu.RUnlock()
 	}
-	c.mu.RUnlock()
-	for _, p := range changed {
-		bound[p.ID] = true
-	}
-	for _, id := range deleted {
-		delete(bound, id)
+	for _, slug := range taken {
+		cx.Delete(slug)
 	}
 	gone := map[string]bool{}
 	for _, slug := range deletedCards {
@@ -239,18 +291,13 @@ func (c *Catalog) indexCards(cx *search.Index, full bool, changed []*local.Proje
 	for _, cd := range cards {
 		updated[cd.Slug] = true
 	}
-	for _, id := range deleted {
-		if bound[id] {
-			continue
-		}
-		for _, cd := range before[id] {
-			if cd != nil && !gone[cd.Slug] && !updated[cd.Slug] {
-				cx.Put(cardDoc(cd))
-			}
+	for _, cd := range freed {
+		if cd != nil && !gone[cd.Slug] && !updated[cd.Slug] {
+			cx.Put(cardDoc(cd))
 		}
 	}
 	for _, cd := range cards {
-		if bound[cd.ProjectID] {
+		if boundAfter(cd.ProjectID) {
 			cx.Delete(cd.Slug)
 		} else {
 			cx.Put(cardDoc(cd))
@@ -306,9 +353,18 @@ func (c *Catalog) ByRootKey(key string) *local.Project {
 	id := c.st.Identity()
 	c.mu.Lock()
 	if c.rootKeys == nil || c.rootKeysRev != c.rev {
-		c.rootKeys = make(map[string]string, len(c.projects))
-		for _, p := range c.projects {
-			c.rootKeys[id.RootKey(pathid.Key(p.Root))] = p.ID
+		c.rootKeys = make(map[string]string, c.n)
+		if b := c.base; b != nil {
+			for s := range uint32(b.Len()) {
+				if rid := b.ID(s); !changedIn(c.over, rid) {
+					c.rootKeys[id.RootKey(pathid.Key(b.Root(s)))] = rid
+				}
+			}
+		}
+		for pid, p := range c.over {
+			if p != nil {
+				c.rootKeys[id.RootKey(pathid.Key(p.Root))] = pid
+			}
 		}
 		c.rootKeysRev = c.rev
 	}
@@ -344,33 +400,6 @@ func (c *Catalog) SearchCards(query string, keep func(*local.Card) bool, n int) 
 		return cd != nil && keep(cd)
 	}, n)
 	return hits
-}
-
-func docOf(p *local.Project) search.Doc {
-	m := p.Meta
-	return search.Doc{
-		ID:          p.ID,
-		SortKey:     strings.ToLower(m.Name) + "\x00" + p.Root,
-		Name:        m.Name,
-		Aliases:     m.Aliases,
-		Packages:    m.Packages,
-		Keywords:    m.Keywords,
-		Tags:        m.Tags,
-		Description: m.Description,
-		Readme:      m.Readme,
-		Path:        tailPath(p.Root, 3),
-	}
-}
-
-// tailPath keeps the last n segments of a root: the folders that name a
-// project (".../services/payments") without the ones every project shares
-// ("/home/me/code"), which would make every project match "code".
-func tailPath(root string, n int) string {
-	parts := strings.FieldsFunc(root, func(r rune) bool { return r == '/' || r == '\\' })
-	if len(parts) > n {
-		parts = parts[len(parts)-n:]
-	}
-	return strings.Join(parts, "/")
 }
 
 // Revision is the catalogRevision of the view.
@@ -412,18 +441,15 @@ func (c *Catalog) MachineID() string { return c.st.MachineID() }
 func (c *Catalog) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.projects)
+	return c.n
 }
 
 // Containing returns the innermost record whose root holds path (path
-// itself or an ancestor), or nil: one map lookup per path segment.
+// itself or an ancestor), or nil: one lookup per path segment.
 func (c *Catalog) Containing(path string) *local.Project {
 	for d := filepath.Clean(path); ; {
-		c.mu.RLock()
-		id := c.byRoot[pathid.Key(d)]
-		c.mu.RUnlock()
-		if id != "" {
-			return c.Get(id)
+		if p := c.atRoot(pathid.Key(d)); p != nil {
+			return p
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -433,71 +459,210 @@ func (c *Catalog) Containing(path string) *local.Project {
 	}
 }
 
+// atRoot is the record whose root has key: an overlay record's first, then
+// the base's (unless changed since).
+func (c *Catalog) atRoot(key string) *local.Project {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if id := c.byRoot[key]; id != "" {
+		if p := c.over[id]; p != nil && pathid.Key(p.Root) == key {
+			cp := *p
+			return &cp
+		}
+	}
+	if c.base == nil {
+		return nil
+	}
+	s, ok := c.base.RootSlot(key)
+	if !ok {
+		return nil
+	}
+	if _, changed := c.over[c.base.ID(s)]; changed {
+		return nil // its overlay record has another root now, or is gone
+	}
+	return c.base.Record(s)
+}
+
 // Present reports whether the record with id was present when last seen.
 func (c *Catalog) Present(id string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	p := c.projects[id]
-	return p != nil && p.Availability == local.Present
+	if p, ok := c.over[id]; ok {
+		return p != nil && p.Availability == local.Present
+	}
+	if c.base != nil {
+		if s, ok := c.base.Slot(id); ok {
+			return c.base.Availability(s) == local.Present
+		}
+	}
+	return false
 }
 
 // Get returns a copy of the record with id, or nil.
 func (c *Catalog) Get(id string) *local.Project {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	p := c.projects[id]
-	if p == nil {
-		return nil
+	if p, ok := c.over[id]; ok {
+		if p == nil {
+			return nil
+		}
+		cp := *p
+		return &cp
 	}
-	cp := *p
-	return &cp
+	if c.base != nil {
+		if s, ok := c.base.Slot(id); ok {
+			return c.base.Record(s)
+		}
+	}
+	return nil
+}
+
+// PresentAll is Present for each id, under one lock (a ranking asks it of
+// every kept hit).
+func (c *Catalog) PresentAll(ids []string) []bool {
+	out := make([]bool, len(ids))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, id := range ids {
+		if p, ok := c.over[id]; ok {
+			out[i] = p != nil && p.Availability == local.Present
+		} else if c.base != nil {
+			if s, ok := c.base.Slot(id); ok {
+				out[i] = c.base.Availability(s) == local.Present
+			}
+		}
+	}
+	return out
+}
+
+// ListWhere is List cut to the records keep accepts by their availability
+// and MissingSince (read without decoding a record).
+func (c *Catalog) ListWhere(pol Policy, keep func(local.Availability, time.Time) bool) []string {
+	ix, f := c.filter(pol)
+	c.mu.RLock()
+	base := c.base
+	c.mu.RUnlock()
+	byID := f.ID
+	f.ID = func(id string) bool {
+		if !byID(id) {
+			return false
+		}
+		c.mu.RLock()
+		p := c.over[id]
+		c.mu.RUnlock()
+		return p != nil && keep(p.Availability, p.MissingSince)
+	}
+	if byBase := f.Base; byBase != nil {
+		f.Base = func(s uint32) bool {
+			return byBase(s) && keep(base.Availability(s), base.MissingSince(s))
+		}
+	}
+	return ix.ListFilter(f)
+}
+
+// GetLite is Get without the record's description, README, keywords,
+// tags, manifests and problems (empty): for comparing records (a workspace
+// and its relatives), at a fraction of a whole record's cost.
+func (c *Catalog) GetLite(id string) *local.Project {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.over[id]; ok {
+		if p == nil {
+			return nil
+		}
+		cp := *p
+		cp.Meta.Description, cp.Meta.Readme = "", ""
+		cp.Meta.Keywords, cp.Meta.Tags, cp.Meta.Manifests, cp.Meta.Problems = nil, nil, nil, nil
+		return &cp
+	}
+	if c.base != nil {
+		if s, ok := c.base.Slot(id); ok {
+			return c.base.RecordLite(s)
+		}
+	}
+	return nil
+}
+
+// Listed reports a record's availability and MissingSince without decoding
+// it (listings filter every record by them).
+func (c *Catalog) Listed(id string) (local.Availability, time.Time, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if p, ok := c.over[id]; ok {
+		if p == nil {
+			return "", time.Time{}, false
+		}
+		return p.Availability, p.MissingSince, true
+	}
+	if c.base != nil {
+		if s, ok := c.base.Slot(id); ok {
+			return c.base.Availability(s), c.base.MissingSince(s), true
+		}
+	}
+	return "", time.Time{}, false
 }
 
 // Search ranks the records the policy lets this frontend see.
 func (c *Catalog) Search(query string, pol Policy) []search.Hit {
-	c.mu.RLock()
-	ix := c.index
-	c.mu.RUnlock()
-	return ix.Search(query, c.visible(pol))
+	hits, _ := c.SearchTop(query, pol, -1)
+	return hits
 }
 
 // SearchTop is Search cut to the first n hits, with the total count; only
 // those n are sorted and explained.
 func (c *Catalog) SearchTop(query string, pol Policy, n int) ([]search.Hit, int) {
-	c.mu.RLock()
-	ix := c.index
-	c.mu.RUnlock()
-	return ix.SearchTop(query, c.visible(pol), n)
+	ix, f := c.filter(pol)
+	return ix.SearchFilter(query, f, n)
 }
 
 // Suggest returns up to n spellings close to the query's words, from the
 // names, aliases and package names of the records this frontend may see.
 func (c *Catalog) Suggest(query string, pol Policy, n int) []string {
-	c.mu.RLock()
-	ix := c.index
-	c.mu.RUnlock()
-	return ix.Suggest(query, c.visible(pol), n)
+	ix, f := c.filter(pol)
+	return ix.SuggestFilter(query, f, n)
 }
 
 // List returns the ids the policy lets this frontend see, in stable order.
 func (c *Catalog) List(pol Policy) []string {
-	c.mu.RLock()
-	ix := c.index
-	c.mu.RUnlock()
-	return ix.List(c.visible(pol))
+	ix, f := c.filter(pol)
+	return ix.ListFilter(f)
 }
 
 // Visible reports whether the policy lets this frontend see the record.
-func (c *Catalog) Visible(id string, pol Policy) bool { return c.visible(pol)(id) }
+func (c *Catalog) Visible(id string, pol Policy) bool {
+	c.mu.RLock()
+	base := c.base
+	_, changed := c.over[id]
+	c.mu.RUnlock()
+	if !changed && base != nil {
+		if s, ok := base.Slot(id); ok {
+			return c.baseVis(base, pol).keep(s)
+		}
+	}
+	return c.visible(pol)(id)
+}
 
-// visible is the keep filter for pol. Sharing decisions are cached per view
-// and record (a path comparison per record per query was most of a search's
-// cost) and dropped when the record changes.
+// filter is the index and the keep filter for pol, from one moment of the
+// view (the base the filter decides slots of is the index's).
+func (c *Catalog) filter(pol Policy) (*search.Index, search.Filter) {
+	c.mu.RLock()
+	ix, base := c.index, c.base
+	c.mu.RUnlock()
+	f := search.Filter{ID: c.visible(pol)}
+	if base != nil {
+		f.Base = c.baseVis(base, pol).keep
+	}
+	return ix, f
+}
+
+// visible is the keep filter for pol over overlay records. Sharing
+// decisions are cached per view and record and dropped when the record
+// changes.
 func (c *Catalog) visible(pol Policy) func(string) bool {
 	vk := pol.ViewKey()
 	return func(id string) bool {
 		c.mu.RLock()
-		p := c.projects[id]
+		p := c.over[id]
 		ok, cached := c.allowed[vk][id]
 		c.mu.RUnlock()
 		if p == nil {
@@ -508,7 +673,7 @@ func (c *Catalog) visible(pol Policy) func(string) bool {
 		}
 		ok = pol.AllowsRecord(p)
 		c.mu.Lock()
-		if c.projects[id] == p { // not replaced meanwhile
+		if c.over[id] == p { // not replaced meanwhile
 			if c.allowed == nil {
 				c.allowed = map[uint64]map[string]bool{}
 			}
@@ -520,6 +685,56 @@ func (c *Catalog) visible(pol Policy) func(string) bool {
 		c.mu.Unlock()
 		return ok
 	}
+}
+
+// baseVis is the sharing decisions of one view over the records of one
+// base: a bitmap over its slots, each decided once, when first asked (a
+// query decides the candidates it meets; a listing every record).
+type baseVis struct {
+	pol            Policy
+	base           *view.Base
+	known, allowed []uint64
+}
+
+func (c *Catalog) baseVis(base *view.Base, pol Policy) *baseVis {
+	vk := pol.ViewKey()
+	c.mu.RLock()
+	v := c.vis[vk]
+	c.mu.RUnlock()
+	if v != nil && v.base == base {
+		return v
+	}
+	words := (base.Len() + 63) / 64
+	nv := &baseVis{pol: pol, base: base, known: make([]uint64, words), allowed: make([]uint64, words)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.vis[vk]; v != nil && v.base == base {
+		return v
+	}
+	if c.base != base {
+		return nv // the view moved on meanwhile: decide without keeping
+	}
+	if c.vis == nil {
+		c.vis = map[uint64]*baseVis{}
+	}
+	c.vis[vk] = nv
+	return nv
+}
+
+func (v *baseVis) keep(s uint32) bool {
+	w, m := s>>6, uint64(1)<<(s&63)
+	if atomic.LoadUint64(&v.known[w])&m != 0 {
+		return atomic.LoadUint64(&v.allowed[w])&m != 0
+	}
+	var buf [8]string
+	ok := v.base.Decide(s, buf[:0], func(root string, lineage []string) bool {
+		return v.pol.AllowsRecord(&local.Project{Root: root, Lineage: lineage})
+	})
+	if ok {
+		atomic.OrUint64(&v.allowed[w], m)
+	}
+	atomic.OrUint64(&v.known[w], m)
+	return ok
 }
 
 // Check is the outcome of a live re-check of one record.

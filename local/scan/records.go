@@ -140,27 +140,36 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	}); err != nil {
 		return err
 	}
-	var recheck, restamp, present []*local.Project
+	// What each record under the roots needs for its check, not the
+	// record: a pass over a large catalog must not hold every record in
+	// memory. The few that change are read whole again.
+	var recheck, restamp []slim
+	var present []presence
 	if err := tx.Reader.Projects(func(p *local.Project) error {
 		if !s.underRoots(p.Root) {
 			return nil
 		}
-		if cur, _ := tx.Project(p.ID); cur != nil {
-			p = cur // this batch may have changed it
+		if cur, _ := tx.Staged(p.ID); cur != nil {
+			p = cur // this batch changed it
 		}
+		sl := slim{id: p.ID, root: p.Root, avail: p.Availability, state: p.IndexState, why: p.Why, stamp: p.MetaStamp}
 		switch {
 		case seen[p.ID]:
-			restamp = append(restamp, p)
-			present = append(present, p)
+			restamp = append(restamp, sl)
+			present = append(present, presence{id: p.ID, dbID: p.DBID, repo: repoKey(p), firstSeen: p.FirstSeen})
 		default:
-			recheck = append(recheck, p)
+			recheck = append(recheck, sl)
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	for _, p := range restamp {
-		if stamp := meta.Stamp(p.Root); stamp != 0 && stamp != p.MetaStamp {
+	for _, sl := range restamp {
+		if stamp := meta.Stamp(sl.root); stamp != 0 && stamp != sl.stamp {
+			p, err := tx.Project(sl.id)
+			if err != nil || p == nil {
+				return err
+			}
 			m := meta.Read(p.Root, s.opt.Meta)
 			if h := MetaHash(m); h != p.MetaHash {
 				p.RecordRevision++
@@ -173,10 +182,10 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		}
 	}
 	var gone []*local.Project
-	for _, p := range recheck {
-		v := marker.Probe(p.Root)
+	for _, sl := range recheck {
+		v := marker.Probe(sl.root)
 		avail, state, why := v.Availability, v.IndexState, v.Why
-		if r := s.rootOf(p.Root); r != "" && avail == local.Missing {
+		if r := s.rootOf(sl.root); r != "" && avail == local.Missing {
 			if _, err := os.Stat(r); err != nil {
 				// The whole root is gone: an offline volume is not a
 				// deleted project.
@@ -186,15 +195,19 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		if v.Project {
 			// Present but unseen: it lies in a part the walk did not reach
 			// (depth, exclusion, a gap). Its record stays as it is.
-			if p.Availability == local.Present {
+			if sl.avail == local.Present {
 				continue
 			}
 			why = ""
 		} else if avail == local.Present {
 			avail = local.Missing // the root is there, the index is not
 		}
-		if p.Availability == avail && p.IndexState == state && p.Why == why {
+		if sl.avail == avail && sl.state == state && sl.why == why {
 			continue
+		}
+		p, err := tx.Project(sl.id)
+		if err != nil || p == nil {
+			return err
 		}
 		if avail == local.Missing {
 			s.markMissing(p, why, "")
@@ -228,18 +241,18 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 // record with the same database identity, or failing that (a copy rather
 // than a move, a file system that renumbers files) exactly one present
 // record first seen in this pass with the same git remote and package name.
-func (s *Scanner) linkGone(tx *store.Tx, gone, present []*local.Project) error {
+func (s *Scanner) linkGone(tx *store.Tx, gone []*local.Project, present []presence) error {
 	if len(gone) == 0 {
 		return nil
 	}
 	byDB := map[string]string{}
 	byRepo := map[string][]string{}
 	for _, p := range present {
-		if p.DBID != "" {
-			byDB[p.DBID] = p.ID
+		if p.dbID != "" {
+			byDB[p.dbID] = p.id
 		}
-		if k := repoKey(p); k != "" && !p.FirstSeen.Before(s.stateStarted()) {
-			byRepo[k] = append(byRepo[k], p.ID)
+		if p.repo != "" && !p.firstSeen.Before(s.stateStarted()) {
+			byRepo[p.repo] = append(byRepo[p.repo], p.id)
 		}
 	}
 	for _, p := range gone {
@@ -256,6 +269,21 @@ func (s *Scanner) linkGone(tx *store.Tx, gone, present []*local.Project) error {
 		}
 	}
 	return nil
+}
+
+// slim is what finishPass needs of a record to decide whether it changes.
+type slim struct {
+	id, root string
+	avail    local.Availability
+	state    local.IndexState
+	why      string
+	stamp    uint64
+}
+
+// presence is what linkGone needs of a record the pass saw.
+type presence struct {
+	id, dbID, repo string
+	firstSeen      time.Time
 }
 
 func (s *Scanner) stateStarted() time.Time {

@@ -128,7 +128,10 @@ func BenchmarkFuzzy(b *testing.B) {
 }
 
 func runQueries(b *testing.B, ix *Index, queries []string, top int) {
-	keep := func(id string) bool { return id[len(id)-1] != '3' }
+	runQueriesFilter(b, ix, Filter{ID: func(id string) bool { return id[len(id)-1] != '3' }}, queries, top)
+}
+
+func runQueriesFilter(b *testing.B, ix *Index, keep Filter, queries []string, top int) {
 	wall := make([]time.Duration, 0, 1<<16)
 	cpu := make([]time.Duration, 0, 1<<16)
 	hits := 0
@@ -139,7 +142,7 @@ func runQueries(b *testing.B, ix *Index, queries []string, top int) {
 	i := 0
 	for b.Loop() {
 		c0, t0 := threadCPU(), time.Now()
-		_, total := ix.SearchTop(queries[i%len(queries)], keep, top)
+		_, total := ix.SearchFilter(queries[i%len(queries)], keep, top)
 		wall = append(wall, time.Since(t0))
 		cpu = append(cpu, threadCPU()-c0)
 		hits += total
@@ -213,5 +216,69 @@ func BenchmarkList(b *testing.B) {
 				ix.List(keep)
 			}
 		})
+	}
+}
+
+var (
+	frozenMu sync.Mutex
+	frozens  = map[int]*Index{}
+)
+
+// frozenIndex is benchIndex(n) written in the frozen form and opened over
+// it, as a reader of a published base holds it.
+func frozenIndex(b *testing.B, n int) *Index {
+	ix := benchIndex(n)
+	frozenMu.Lock()
+	defer frozenMu.Unlock()
+	if f, ok := frozens[n]; ok {
+		return f
+	}
+	f := NewOver(openFrozen(b, frozenBytes(b, ix)))
+	frozens[n] = f
+	return f
+}
+
+// BenchmarkFrozen is BenchmarkFuzzy's mix and typos over a frozen base, as
+// a serve answers: the keep filter by slot (the catalog's bitmap per view),
+// and with an overlay of 1 % of the documents changed since the base.
+//
+//	go test ./local/search -run '^$' -bench BenchmarkFrozen -benchtime 10000x
+func BenchmarkFrozen(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		docs := benchDocs(n)
+		sets := []struct {
+			name    string
+			queries []string
+		}{
+			{"mix", newCorpus(99).queries(docs, 1000)},
+			{"typos", newCorpus(97).typos(docs, 1000)},
+		}
+		for _, overlay := range []bool{false, true} {
+			ix := frozenIndex(b, n)
+			if overlay {
+				ix = NewOver(ix.base)
+				for i := 0; i < n/100; i++ {
+					d := docs[(i*7919)%n]
+					o := docs[(i*104729+1)%n]
+					o.ID, o.SortKey = d.ID, d.SortKey
+					ix.Put(o)
+				}
+			}
+			hidden := make([]uint64, (ix.nb+63)/64)
+			for s := range ix.nb {
+				if id := ix.id(s); id[len(id)-1] == '3' {
+					hidden[s>>6] |= 1 << (s & 63)
+				}
+			}
+			keep := Filter{
+				Base: func(s uint32) bool { return hidden[s>>6]&(1<<(s&63)) == 0 },
+				ID:   func(id string) bool { return id[len(id)-1] != '3' },
+			}
+			for _, set := range sets {
+				b.Run(fmt.Sprintf("docs=%d/%s/overlay=%v", n, set.name, overlay), func(b *testing.B) {
+					runQueriesFilter(b, ix, keep, set.queries, 20)
+				})
+			}
+		}
 	}
 }

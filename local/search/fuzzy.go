@@ -109,51 +109,66 @@ func fuzzyTerm(t string) (int, bool) {
 // countName keeps a term's count of name-field postings as one posting's
 // tfs goes from old to new, and its place in the fuzzy dictionary with it.
 // Callers hold the write lock.
-func (ix *Index) countName(id, old, new uint32) {
+func (ix *Index) countName(id uint32, te *termEntry, old, new uint32) {
 	was, is := old&nameTFs != 0, new&nameTFs != 0
 	if was == is {
 		return
 	}
-	te := &ix.terms[id]
 	if is {
 		te.ndf++
-		if te.ndf == 1 {
-			ix.fuzzyAdd(id)
-		}
+	} else {
+		te.ndf--
+	}
+	if id < ix.nt && ix.base.tndf[id] > 0 {
+		ix.syncDead(id, te) // in the base's dictionary
 		return
 	}
-	te.ndf--
-	if te.ndf == 0 {
-		ix.fuzzyRemove(id)
+	switch {
+	case is && te.ndf == 1:
+		ix.fuzzyAdd(id, te)
+	case !is && te.ndf == 0:
+		ix.fuzzyRemove(id, te)
 	}
 }
 
-func (ix *Index) fuzzyAdd(id uint32) {
-	te := &ix.terms[id]
-	n, ok := fuzzyTerm(te.text)
+func (ix *Index) fuzzyAdd(id uint32, te *termEntry) {
+	text := ix.termText(id)
+	n, ok := fuzzyTerm(text)
 	if !ok {
 		return
 	}
 	b := &ix.fuzzy[n]
 	b.ids = append(b.ids, id)
-	b.sigs = append(b.sigs, letterSig(te.text))
+	b.sigs = append(b.sigs, letterSig(text))
 	te.fpos = int32(len(b.ids))
 }
 
-func (ix *Index) fuzzyRemove(id uint32) {
-	te := &ix.terms[id]
+func (ix *Index) fuzzyRemove(id uint32, te *termEntry) {
 	if te.fpos == 0 {
 		return
 	}
-	n, _ := fuzzyTerm(te.text)
+	n, _ := fuzzyTerm(ix.termText(id))
 	b := &ix.fuzzy[n]
 	i, last := int(te.fpos-1), len(b.ids)-1
 	if i != last {
 		b.ids[i], b.sigs[i] = b.ids[last], b.sigs[last]
-		ix.terms[b.ids[i]].fpos = int32(i + 1)
+		ix.over(b.ids[i]).fpos = int32(i + 1)
 	}
 	b.ids, b.sigs = b.ids[:last], b.sigs[:last]
 	te.fpos = 0
+}
+
+// fuzzyBuckets returns the dictionary's terms of l runes: the base's (some
+// dead, see deadFz) and the overlay's.
+func (ix *Index) fuzzyBuckets(l int) (bids []uint32, bsigs []uint64, oids []uint32, osigs []uint64) {
+	if ix.base != nil {
+		bids, bsigs = ix.base.fuzzyBucket(l)
+	}
+	return bids, bsigs, ix.fuzzy[l].ids, ix.fuzzy[l].sigs
+}
+
+func (ix *Index) deadTerm(id uint32) bool {
+	return ix.deadFz != nil && id < ix.nt && ix.deadFz[id>>6]&(1<<(id&63)) != 0
 }
 
 // fuzzyKey is one spelling of a query word to look up: its stem and, when
@@ -193,21 +208,30 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 			sig := letterSig(k.text)
 			ascii := isASCII(k.text)
 			for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
-				b := &ix.fuzzy[l]
-				for j, s := range b.sigs {
-					if bits.OnesCount64(s^sig) > 2*d {
-						continue
+				bids, bsigs, oids, osigs := ix.fuzzyBuckets(l)
+				for pass, sigs := range [2][]uint64{bsigs, osigs} {
+					ids := bids
+					if pass == 1 {
+						ids = oids
 					}
-					id := b.ids[j]
-					t := ix.terms[id].text
-					var e int
-					if ascii && s&nonASCIISig == 0 {
-						e = osaWithin([]byte(k.text), []byte(t), d)
-					} else {
-						e = editsWithin(k.text, t, d, &ra, &rb)
-					}
-					if e <= d {
-						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
+					for j, s := range sigs {
+						if bits.OnesCount64(s^sig) > 2*d {
+							continue
+						}
+						id := ids[j]
+						if pass == 0 && ix.deadTerm(id) {
+							continue
+						}
+						t := ix.termText(id)
+						var e int
+						if ascii && s&nonASCIISig == 0 {
+							e = osaWithin([]byte(k.text), []byte(t), d)
+						} else {
+							e = editsWithin(k.text, t, d, &ra, &rb)
+						}
+						if e <= d {
+							dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
+						}
 					}
 				}
 			}
@@ -217,10 +241,15 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 			// are stems, so a numeronym of a word the stemmer shortens
 			// (k8s: kubernetes → kubernet) is not found.
 			first, last := k.text[0], k.text[len(k.text)-1]
-			b := &ix.fuzzy[m+2]
-			for _, id := range b.ids {
-				if t := ix.terms[id].text; len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
-					dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
+			bids, _, oids, _ := ix.fuzzyBuckets(m + 2)
+			for pass, ids := range [2][]uint32{bids, oids} {
+				for _, id := range ids {
+					if pass == 0 && ix.deadTerm(id) {
+						continue
+					}
+					if t := ix.termText(id); len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
+						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
+					}
 				}
 			}
 		}
@@ -241,7 +270,7 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 			if a.dist != b.dist {
 				return int(a.dist) - int(b.dist)
 			}
-			return strings.Compare(ix.terms[a.id].text, ix.terms[b.id].text)
+			return strings.Compare(ix.termText(a.id), ix.termText(b.id))
 		})
 		dst = dst[:start+len(seg)]
 	}

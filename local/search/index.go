@@ -63,6 +63,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Doc is one project's searchable metadata.
@@ -165,6 +166,9 @@ type termEntry struct {
 	post []posting // sorted by slot, so a Put or Delete finds its entry by binary search
 	ndf  uint32    // postings with the term in a name, alias or package name
 	fpos int32     // 1 + its index in its fuzzy bucket; 0: not in the fuzzy dictionary
+	// For a term of the base (see Index.bt): its postings and name-field
+	// postings under tombstones.
+	tombDF, tombNDF uint32
 }
 
 type docEntry struct {
@@ -201,31 +205,48 @@ const (
 // Index is safe for concurrent use: Search, List and Len share a read lock;
 // Put and Delete take the write lock and change only what the document
 // touches.
+//
+// An Index may stand over a frozen base (NewOver): its documents are the
+// global slots [0, nb) and its terms the ids [0, nt); everything below
+// about slots and term ids is about the global ones. Documents put since
+// live in the overlay: slot nb+i is docs[i], term nt+i is terms[i].
 type Index struct {
-	mu     sync.RWMutex
-	byID   map[string]uint32
-	docs   []docEntry
-	idOf   []string            // per slot: the id (dense: read for every hit and keep call)
-	flen   [][numFields]uint16 // per slot: tokens per field (dense: read on every posting)
-	whole  []wholeTerms        // per slot (dense: read for fuzzy candidates)
-	free   []uint32            // dead slots to reuse
-	live   int
-	sumLen [numFields]uint64
+	mu sync.RWMutex
 
-	dict      map[string]uint32
-	terms     []termEntry
+	base   *Frozen  // nil: none
+	nb, nt uint32   // base slots and terms
+	tomb   []uint64 // base slots replaced or deleted since (bitmap)
+	// bt is the overlay's part of base terms: postings of overlay
+	// documents, and what tombstones took away.
+	bt map[uint32]*termEntry
+	// deadFz marks base terms of the base's fuzzy dictionary whose
+	// name-field postings are all under tombstones (bitmap over terms).
+	deadFz []uint64
+
+	byID   map[string]uint32   // overlay documents: id → slot
+	docs   []docEntry          // overlay documents
+	idOf   []string            // per overlay slot: the id (dense: read for every hit and keep call)
+	flen   [][numFields]uint16 // per overlay slot: tokens per field (dense: read on every posting)
+	whole  []wholeTerms        // per overlay slot (dense: read for fuzzy candidates)
+	free   []uint32            // dead overlay slots to reuse
+	live   int                 // live documents, base and overlay
+	sumLen [numFields]uint64   // tokens per field over live documents
+
+	dict      map[string]uint32 // terms only the overlay has: text → id
+	terms     []termEntry       // id nt+i
 	freeTerms []uint32
 
-	exact [numExact]map[string][]uint32
-	fuzzy [maxTermLen + 1]fuzzyBucket // name-field terms by length in runes
+	exact [numExact]map[string][]uint32 // overlay documents
+	fuzzy [maxTermLen + 1]fuzzyBucket   // name-field terms by length in runes, except the base's own
 	// noFuzzy turns the fuzzy tier off: benchmarks measure what it adds.
 	noFuzzy bool
 
 	// The listing order is kept lazily: writers record which slots changed,
 	// the next reader merges just those in (under orderMu, since readers only
-	// hold the read lock).
+	// hold the read lock). Over a base with nothing changed, the base's own.
 	orderMu      sync.Mutex
 	orderPending []uint32
+	ownOrder     bool     // order and rank below are in use (else the base's)
 	order        []uint32 // live slots by (sortKey, id)
 	rank         []uint32 // slot → position in order
 	spare        []uint32 // the previous order's memory, reused by the next repair
@@ -233,10 +254,19 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	ix := &Index{byID: map[string]uint32{}, dict: map[string]uint32{}}
+	ix := &Index{byID: map[string]uint32{}, dict: map[string]uint32{}, bt: map[uint32]*termEntry{}}
 	for k := range ix.exact {
 		ix.exact[k] = map[string][]uint32{}
 	}
+	return ix
+}
+
+// NewOver returns an index that answers from base and takes changes in
+// memory beside it; base is never written.
+func NewOver(base *Frozen) *Index {
+	ix := New()
+	ix.base, ix.nb, ix.nt = base, base.n, base.nt
+	ix.live, ix.sumLen = int(base.n), base.sumLen
 	return ix
 }
 
@@ -346,7 +376,8 @@ func distinct(ss []string) []string {
 }
 
 // Put adds d, or replaces the document with the same ID. Only the postings
-// whose terms changed are touched.
+// whose terms changed are touched; a document of the base is replaced by a
+// tombstone over its slot and a new overlay document.
 func (ix *Index) Put(d Doc) {
 	if d.ID == "" {
 		return
@@ -365,7 +396,7 @@ func (ix *Index) Put(d Doc) {
 	slot, exists := ix.byID[d.ID]
 	var old termList
 	if exists {
-		e := &ix.docs[slot]
+		e := ix.over1(slot)
 		old = e.terms
 		ix.indexExact(slot, false)
 		ix.addLens(slot, -1)
@@ -373,6 +404,9 @@ func (ix *Index) Put(d Doc) {
 			ix.orderPending = append(ix.orderPending, slot)
 		}
 	} else {
+		if bs, ok := ix.baseSlot(d.ID); ok {
+			ix.tombstone(bs)
+		}
 		slot = ix.allocSlot()
 		ix.byID[d.ID] = slot
 		ix.live++
@@ -382,6 +416,17 @@ func (ix *Index) Put(d Doc) {
 	pairs := b.pairs[:0]
 	for i, t := range b.terms {
 		pairs = append(pairs, idTF{ix.termID(t), b.tfs[i]})
+	}
+	// Whole-value terms are the document's own terms (one-segment values:
+	// react-router gives reactrouter, React Router gives none), so they
+	// never depend on other documents.
+	var whole wholeTerms
+	n := 0
+	for _, w := range wholes {
+		if i, ok := b.pos[w]; ok && n < maxWhole && !slices.Contains(whole[:n], pairs[i].id+1) {
+			whole[n] = pairs[i].id + 1
+			n++
+		}
 	}
 	slices.SortFunc(pairs, func(a, b idTF) int { return int(a.id) - int(b.id) })
 	b.pairs = pairs
@@ -410,18 +455,11 @@ func (ix *Index) Put(d Doc) {
 		prev = p.id
 	}
 	entry.terms = termList(bytes.Clone(b.enc))
-	var whole wholeTerms
-	n := 0
-	for _, w := range wholes {
-		if id, ok := ix.dict[w]; ok && n < maxWhole && !slices.Contains(whole[:n], id+1) {
-			whole[n] = id + 1
-			n++
-		}
-	}
-	ix.whole[slot] = whole
-	ix.docs[slot] = entry
-	ix.idOf[slot] = d.ID
-	ix.flen[slot] = b.flen
+	o := slot - ix.nb
+	ix.whole[o] = whole
+	ix.docs[o] = entry
+	ix.idOf[o] = d.ID
+	ix.flen[o] = b.flen
 	ix.addLens(slot, 1)
 	ix.indexExact(slot, true)
 }
@@ -454,9 +492,13 @@ func (ix *Index) Delete(id string) {
 	defer ix.mu.Unlock()
 	slot, ok := ix.byID[id]
 	if !ok {
+		if bs, ok := ix.baseSlot(id); ok {
+			ix.tombstone(bs)
+		}
 		return
 	}
-	for it := (termIter{b: ix.docs[slot].terms}); ; {
+	o := slot - ix.nb
+	for it := (termIter{b: ix.docs[o].terms}); ; {
 		t, ok := it.next()
 		if !ok {
 			break
@@ -465,14 +507,233 @@ func (ix *Index) Delete(id string) {
 	}
 	ix.indexExact(slot, false)
 	ix.addLens(slot, -1)
-	ix.docs[slot] = docEntry{}
-	ix.idOf[slot] = ""
-	ix.flen[slot] = [numFields]uint16{}
-	ix.whole[slot] = wholeTerms{}
+	ix.docs[o] = docEntry{}
+	ix.idOf[o] = ""
+	ix.flen[o] = [numFields]uint16{}
+	ix.whole[o] = wholeTerms{}
 	delete(ix.byID, id)
 	ix.free = append(ix.free, slot)
 	ix.live--
 	ix.orderPending = append(ix.orderPending, slot)
+}
+
+// baseSlot is the slot of a live base document with id.
+func (ix *Index) baseSlot(id string) (uint32, bool) {
+	if ix.base == nil {
+		return 0, false
+	}
+	s, ok := ix.base.Slot(id)
+	return s, ok && !ix.isTomb(s)
+}
+
+// tombstone hides base slot s: its terms lose a posting each (counted, the
+// base is never written), its lengths leave the totals.
+func (ix *Index) tombstone(s uint32) {
+	if ix.tomb == nil {
+		ix.tomb = make([]uint64, (ix.nb+63)/64)
+	}
+	ix.tomb[s>>6] |= 1 << (s & 63)
+	d := &ix.base.docs[s]
+	for it := (termIter{b: ix.base.tlist[d.terms.off : d.terms.off+d.terms.n]}); ; {
+		t, ok := it.next()
+		if !ok {
+			break
+		}
+		te := ix.overMake(t)
+		te.tombDF++
+		if p, ok := ix.base.posting(t, s); ok && p.tfs&nameTFs != 0 {
+			te.tombNDF++
+			ix.syncDead(t, te)
+		}
+	}
+	ix.addLens(s, -1)
+	ix.live--
+	ix.orderPending = append(ix.orderPending, s)
+}
+
+func (ix *Index) isTomb(s uint32) bool {
+	return s < ix.nb && ix.tomb != nil && ix.tomb[s>>6]&(1<<(s&63)) != 0
+}
+
+// liveSlot reports whether slot holds a live document.
+func (ix *Index) liveSlot(s uint32) bool {
+	if s < ix.nb {
+		return !ix.isTomb(s)
+	}
+	return ix.docs[s-ix.nb].live
+}
+
+// over1 is an overlay slot's entry.
+func (ix *Index) over1(s uint32) *docEntry { return &ix.docs[s-ix.nb] }
+
+// entry is slot's document (a base document's strings point into the base).
+func (ix *Index) entry(s uint32) *docEntry {
+	if s < ix.nb {
+		return ix.base.entry(s)
+	}
+	return &ix.docs[s-ix.nb]
+}
+
+// id is slot's id (a base document's points into the base: copy it before
+// it leaves the package).
+func (ix *Index) id(s uint32) string {
+	if s < ix.nb {
+		return ix.base.s(ix.base.docs[s].id)
+	}
+	return ix.idOf[s-ix.nb]
+}
+
+// hitIDs are the ids of the hits (keys by listing rank), to hand out: a
+// base's are copied into one string (one allocation, not one per hit).
+func (ix *Index) hitIDs(keys []uint64, order []uint32) []string {
+	ids := make([]string, len(keys))
+	n := 0
+	for _, k := range keys {
+		if s := order[uint32(k)]; s < ix.nb {
+			n += len(ix.id(s))
+		}
+	}
+	buf := make([]byte, 0, n)
+	for _, k := range keys {
+		if s := order[uint32(k)]; s < ix.nb {
+			buf = append(buf, ix.id(s)...)
+		}
+	}
+	all := unsafe.String(unsafe.SliceData(buf), len(buf)) // buf is never written again
+	for i, k := range keys {
+		s := order[uint32(k)]
+		if s >= ix.nb {
+			ids[i] = ix.idOf[s-ix.nb]
+			continue
+		}
+		l := len(ix.id(s))
+		ids[i], all = all[:l], all[l:]
+	}
+	return ids
+}
+
+// hitID is slot's id to hand out.
+func (ix *Index) hitID(s uint32) string {
+	if s < ix.nb {
+		return strings.Clone(ix.id(s))
+	}
+	return ix.idOf[s-ix.nb]
+}
+
+func (ix *Index) sortKeyOf(s uint32) string {
+	if s < ix.nb {
+		return ix.base.s(ix.base.docs[s].sortKey)
+	}
+	return ix.docs[s-ix.nb].sortKey
+}
+
+func (ix *Index) flenOf(s uint32) *[numFields]uint16 {
+	if s < ix.nb {
+		return &ix.base.flen[s]
+	}
+	return &ix.flen[s-ix.nb]
+}
+
+func (ix *Index) wholeOf(s uint32) *wholeTerms {
+	if s < ix.nb {
+		return &ix.base.whole[s]
+	}
+	return &ix.whole[s-ix.nb]
+}
+
+// over is the overlay's entry of term id (nil for a base term the overlay
+// never touched).
+func (ix *Index) over(id uint32) *termEntry {
+	if id >= ix.nt {
+		return &ix.terms[id-ix.nt]
+	}
+	return ix.bt[id]
+}
+
+func (ix *Index) overMake(id uint32) *termEntry {
+	if id >= ix.nt {
+		return &ix.terms[id-ix.nt]
+	}
+	te := ix.bt[id]
+	if te == nil {
+		te = &termEntry{}
+		ix.bt[id] = te
+	}
+	return te
+}
+
+func (ix *Index) termText(id uint32) string {
+	if id < ix.nt {
+		return ix.base.s(ix.base.ttext[id])
+	}
+	return ix.terms[id-ix.nt].text
+}
+
+// lookup finds a term's id.
+func (ix *Index) lookup(t string) (uint32, bool) {
+	if ix.base != nil {
+		if id, ok := ix.base.term(t); ok {
+			return id, true
+		}
+	}
+	id, ok := ix.dict[t]
+	return id, ok
+}
+
+// postLists are term id's postings: the base's (some under tombstones)
+// and the overlay's.
+func (ix *Index) postLists(id uint32) (base, over []posting) {
+	if id < ix.nt {
+		base = ix.base.postings(id)
+	}
+	if te := ix.over(id); te != nil {
+		over = te.post
+	}
+	return base, over
+}
+
+// df is the number of live documents with term id.
+func (ix *Index) df(id uint32) int {
+	if id >= ix.nt {
+		return len(ix.terms[id-ix.nt].post)
+	}
+	n := int(ix.base.tpost[id+1] - ix.base.tpost[id])
+	if te := ix.bt[id]; te != nil {
+		n += len(te.post) - int(te.tombDF)
+	}
+	return n
+}
+
+// ndf is the number of live documents with term id in a name field.
+func (ix *Index) ndf(id uint32) uint32 {
+	if id >= ix.nt {
+		return ix.terms[id-ix.nt].ndf
+	}
+	n := ix.base.tndf[id]
+	if te := ix.bt[id]; te != nil {
+		n += te.ndf - te.tombNDF
+	}
+	return n
+}
+
+// syncDead keeps a term of the base's fuzzy dictionary out of it while no
+// live document has it in a name field.
+func (ix *Index) syncDead(id uint32, te *termEntry) {
+	if ix.base.tndf[id] == 0 {
+		return // not in the base's dictionary: the overlay's keeps it
+	}
+	dead := ix.base.tndf[id]+te.ndf-te.tombNDF == 0
+	if dead && ix.deadFz == nil {
+		ix.deadFz = make([]uint64, (ix.nt+63)/64)
+	}
+	if ix.deadFz == nil {
+		return
+	}
+	if dead {
+		ix.deadFz[id>>6] |= 1 << (id & 63)
+	} else {
+		ix.deadFz[id>>6] &^= 1 << (id & 63)
+	}
 }
 
 func (ix *Index) allocSlot() uint32 {
@@ -485,11 +746,11 @@ func (ix *Index) allocSlot() uint32 {
 	ix.idOf = append(ix.idOf, "")
 	ix.flen = append(ix.flen, [numFields]uint16{})
 	ix.whole = append(ix.whole, wholeTerms{})
-	return uint32(len(ix.docs) - 1)
+	return ix.nb + uint32(len(ix.docs)-1)
 }
 
 func (ix *Index) addLens(slot uint32, sign int) {
-	for f, n := range ix.flen[slot] {
+	for f, n := range ix.flenOf(slot) {
 		if sign > 0 {
 			ix.sumLen[f] += uint64(n)
 		} else {
@@ -499,16 +760,16 @@ func (ix *Index) addLens(slot uint32, sign int) {
 }
 
 func (ix *Index) termID(t string) uint32 {
-	if id, ok := ix.dict[t]; ok {
+	if id, ok := ix.lookup(t); ok {
 		return id
 	}
 	var id uint32
 	if n := len(ix.freeTerms); n > 0 {
 		id = ix.freeTerms[n-1]
 		ix.freeTerms = ix.freeTerms[:n-1]
-		ix.terms[id] = termEntry{text: t}
+		ix.terms[id-ix.nt] = termEntry{text: t}
 	} else {
-		id = uint32(len(ix.terms))
+		id = ix.nt + uint32(len(ix.terms))
 		ix.terms = append(ix.terms, termEntry{text: t})
 	}
 	ix.dict[t] = id
@@ -527,34 +788,38 @@ func searchSlot(post []posting, slot uint32) (int, bool) {
 	})
 }
 
-// setPosting inserts or updates slot's posting for term id.
+// setPosting inserts or updates slot's posting for term id (slot is an
+// overlay slot).
 func (ix *Index) setPosting(id, slot, tfs uint32) {
-	te := &ix.terms[id]
+	te := ix.overMake(id)
 	if n := len(te.post); n == 0 || te.post[n-1].slot < slot { // bulk loads append
 		te.post = append(te.post, posting{slot, tfs})
-		ix.countName(id, 0, tfs)
+		ix.countName(id, te, 0, tfs)
 		return
 	}
 	i, found := searchSlot(te.post, slot)
 	if found {
 		old := te.post[i].tfs
 		te.post[i].tfs = tfs
-		ix.countName(id, old, tfs)
+		ix.countName(id, te, old, tfs)
 		return
 	}
 	te.post = slices.Insert(te.post, i, posting{slot, tfs})
-	ix.countName(id, 0, tfs)
+	ix.countName(id, te, 0, tfs)
 }
 
 func (ix *Index) removePosting(id, slot uint32) {
-	te := &ix.terms[id]
+	te := ix.over(id)
+	if te == nil {
+		return
+	}
 	i, found := searchSlot(te.post, slot)
 	if !found {
 		return
 	}
-	ix.countName(id, te.post[i].tfs, 0)
+	ix.countName(id, te, te.post[i].tfs, 0)
 	te.post = slices.Delete(te.post, i, i+1)
-	if len(te.post) == 0 {
+	if len(te.post) == 0 && id >= ix.nt {
 		// Recycle the term so that churn does not grow the dictionary.
 		delete(ix.dict, te.text)
 		*te = termEntry{}
@@ -621,15 +886,10 @@ func isMajorVersion(s string) bool {
 	return true
 }
 
-// indexExact adds (or removes) slot under the normalised keys of its name,
-// aliases and packages.
+// indexExact adds (or removes) overlay slot under the normalised keys of
+// its name, aliases and packages.
 func (ix *Index) indexExact(slot uint32, add bool) {
-	e := &ix.docs[slot]
-	put := func(k exactKind, s string) {
-		key := normalize(s)
-		if key == "" {
-			return
-		}
+	ix.over1(slot).eachExact(func(k exactKind, key string) {
 		m := ix.exact[k]
 		list := m[key]
 		i := slices.Index(list, slot)
@@ -643,17 +903,7 @@ func (ix *Index) indexExact(slot uint32, add bool) {
 				m[key] = list
 			}
 		}
-	}
-	put(exName, e.name)
-	for _, a := range e.aliases {
-		put(exAlias, a)
-	}
-	for _, p := range e.packages {
-		put(exPkg, p)
-		for _, pf := range partialForms(p) {
-			put(exPkgPart, pf.form)
-		}
-	}
+	})
 }
 
 // ensureOrder returns the live slots in (sortKey, id) order and each slot's
@@ -670,15 +920,27 @@ func (ix *Index) indexExact(slot uint32, add bool) {
 func (ix *Index) ensureOrder() (order, rank []uint32) {
 	ix.orderMu.Lock()
 	defer ix.orderMu.Unlock()
-	if len(ix.orderPending) == 0 && len(ix.rank) == len(ix.docs) {
+	if !ix.ownOrder {
+		if len(ix.orderPending) == 0 && ix.base != nil {
+			return ix.base.order, ix.base.rank
+		}
+		if ix.base != nil {
+			// The first change over a base: from here on the order is
+			// this index's own, starting from the base's.
+			ix.order = slices.Clone(ix.base.order)
+			ix.rank = slices.Clone(ix.base.rank)
+		}
+		ix.ownOrder = true
+	}
+	total := int(ix.nb) + len(ix.docs)
+	if len(ix.orderPending) == 0 && len(ix.rank) == total {
 		return ix.order, ix.rank
 	}
 	less := func(a, b uint32) int {
-		da, db := &ix.docs[a], &ix.docs[b]
-		if c := strings.Compare(da.sortKey, db.sortKey); c != 0 {
+		if c := strings.Compare(ix.sortKeyOf(a), ix.sortKeyOf(b)); c != 0 {
 			return c
 		}
-		return strings.Compare(da.id, db.id)
+		return strings.Compare(ix.id(a), ix.id(b))
 	}
 	pending := ix.orderPending
 	slices.Sort(pending)
@@ -694,7 +956,7 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 				drop = append(drop, r)
 			}
 		}
-		if ix.docs[s].live {
+		if ix.liveSlot(s) {
 			add = append(add, s)
 		}
 	}
@@ -733,10 +995,10 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 	}
 
 	rank = ix.rank
-	if len(rank) < len(ix.docs) {
-		rank = make([]uint32, len(ix.docs), cap(ix.docs))
+	if len(rank) < total {
+		rank = make([]uint32, total, int(ix.nb)+cap(ix.docs))
 	}
-	rank = rank[:len(ix.docs)]
+	rank = rank[:total]
 	for r, s := range merged {
 		rank[s] = uint32(r)
 	}
@@ -749,16 +1011,48 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 // stable order: SortKey, then ID. Like Search, keep must not call back
 // into the Index.
 func (ix *Index) List(keep func(id string) bool) []string {
+	return ix.ListFilter(Filter{ID: keep})
+}
+
+// ListFilter is List with a Filter.
+func (ix *Index) ListFilter(f Filter) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	order, _ := ix.ensureOrder()
 	out := make([]string, 0, len(order))
 	for _, s := range order {
-		if id := ix.idOf[s]; keep == nil || keep(id) {
-			out = append(out, id)
+		if f.keeps(ix, s) {
+			out = append(out, ix.hitID(s))
 		}
 	}
 	return out
+}
+
+// Filter decides which documents a Search, List or Suggest may see (the
+// sharing policy: a document it rejects never appears, never shapes a
+// reason and is never suggested). It runs under the index's read lock, so
+// it must not call back into the Index, and must not keep the id it is
+// given past the call.
+type Filter struct {
+	// ID decides a document by its id (nil: every document).
+	ID func(id string) bool
+	// Base, when set, decides the documents of the frozen base by their
+	// slot (Frozen.Slot) instead: a caller that keeps its decisions per
+	// slot saves a string lookup per candidate.
+	Base func(slot uint32) bool
+}
+
+func (f *Filter) keeps(ix *Index, s uint32) bool {
+	if s < ix.nb {
+		if f.Base != nil {
+			return f.Base(s)
+		}
+		if f.ID == nil {
+			return true
+		}
+		return f.ID(strings.Clone(ix.id(s)))
+	}
+	return f.ID == nil || f.ID(ix.idOf[s-ix.nb])
 }
 
 // foldEq reports whether lowerFold(s) == lower, without allocating: exact

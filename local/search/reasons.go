@@ -85,7 +85,7 @@ type reasonKey struct {
 func (k *reasonKey) hash() uint64 {
 	h := uint64(k.band)<<8 | uint64(k.label) ^ k.fuzzy<<16
 	for f, m := range k.fm {
-		if m != 0 { // narrow keys use only fm[0]: one round
+		if m != 0 { // narrow keys use only fm[0] and fm[1]: two rounds at most
 			h = (h ^ m ^ uint64(f)<<59) * 0x9e3779b97f4a7c15
 			h ^= h >> 29
 		}
@@ -142,7 +142,7 @@ func (rb *reasonBuilder) reasons(key *reasonKey, sc *scratch, ci int, narrow boo
 // docReasons builds the reasons of a hit that matched exactly or in a name
 // field: they quote the document's value.
 func (rb *reasonBuilder) docReasons(slot uint32, band, label uint8, fm [numFields]uint64) []string {
-	e := &rb.ix.docs[slot]
+	e := rb.ix.entry(slot)
 	if len(rb.chunk) < maxReasons {
 		rb.chunk = make([]string, 64*maxReasons) // one allocation for many hits
 	}
@@ -265,7 +265,7 @@ func (rb *reasonBuilder) prepare() {
 		return strings.Compare(a.text, b.text)
 	})
 	for _, t := range rb.targets {
-		text := rb.ix.terms[t.id].text
+		text := rb.ix.termText(t.id)
 		if t.dist == 0 {
 			continue
 		}

@@ -3,6 +3,7 @@ package search
 import (
 	"math"
 	"math/bits"
+	mbits "math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,7 +320,7 @@ func clean(s string, n int) string {
 	return bound(b.String(), n)
 }
 
-// cand is one document a query touched. It is kept small (32 bytes): a
+// cand is one document a query touched. It is kept small (40 bytes): a
 // query that matches most of a large corpus walks tens of thousands.
 type cand struct {
 	slot  uint32
@@ -328,12 +329,13 @@ type cand struct {
 	score float64
 	mask  uint64 // query terms matched anywhere
 	// Query terms matched per field. For queries of at most narrowTerms
-	// terms (nearly all), packed here: bit 8·f+i says term i matched field
-	// f. Wider queries keep them in scratch.wide.
-	fm uint64
+	// terms (nearly all: a package path with its compounds has a dozen),
+	// packed here: bit 8·f+i of fm says term i matched field f, of fm2
+	// term 8+i. Wider queries keep them in scratch.wide.
+	fm, fm2 uint64
 }
 
-const narrowTerms = 8
+const narrowTerms = 16
 
 type scratch struct {
 	idx   []int32 // slot → 1 + index in cands; 0: not a candidate
@@ -351,8 +353,9 @@ func (sc *scratch) nameBits(ci int, narrow bool) uint64 {
 		w := &sc.wide[ci]
 		return w[fName] | w[fAlias] | w[fPackage]
 	}
-	fm := sc.cands[ci].fm
-	return (fm>>(8*fName) | fm>>(8*fAlias) | fm>>(8*fPackage)) & 0xff
+	c := &sc.cands[ci]
+	fm, fm2 := c.fm, c.fm2
+	return (fm>>(8*fName)|fm>>(8*fAlias)|fm>>(8*fPackage))&0xff | ((fm2>>(8*fName)|fm2>>(8*fAlias)|fm2>>(8*fPackage))&0xff)<<8
 }
 
 // fieldMasks returns, per field, the query terms cand ci matched there.
@@ -360,8 +363,9 @@ func (sc *scratch) fieldMasks(ci int, narrow bool) (fm [numFields]uint64) {
 	if !narrow {
 		return sc.wide[ci]
 	}
+	c := &sc.cands[ci]
 	for f := range fm {
-		fm[f] = sc.cands[ci].fm >> (8 * f) & 0xff
+		fm[f] = c.fm>>(8*f)&0xff | (c.fm2>>(8*f)&0xff)<<8
 	}
 	return fm
 }
@@ -397,6 +401,11 @@ func (ix *Index) Search(query string, keep func(id string) bool) []Hit {
 // saves most of the cost of a query that matches much of the catalog: only
 // the returned hits are sorted and given reasons.
 func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits []Hit, total int) {
+	return ix.SearchFilter(query, Filter{ID: keep}, n)
+}
+
+// SearchFilter is SearchTop with a Filter.
+func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, total int) {
 	q := parseQuery(query)
 	if q == nil || (len(q.terms) == 0 && q.norm == "") || n == 0 {
 		return nil, 0
@@ -409,8 +418,8 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 	order, rank := ix.ensureOrder()
 
 	sc := scratchPool.Get().(*scratch)
-	if len(sc.idx) < len(ix.docs) {
-		sc.idx = make([]int32, len(ix.docs))
+	if total := int(ix.nb) + len(ix.docs); len(sc.idx) < total {
+		sc.idx = make([]int32, total)
 	}
 	sc.cands, sc.wide, sc.fz = sc.cands[:0], sc.wide[:0], sc.fz[:0]
 	narrow := len(q.terms) <= narrowTerms
@@ -444,7 +453,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			// matched a word exactly (lexical), fuzzily, or the whole query.
 			c.band = bandLexical
 		}
-		if keep != nil && !keep(ix.idOf[c.slot]) {
+		if !keep.keeps(ix, c.slot) {
 			continue
 		}
 		lex := 0.0
@@ -461,7 +470,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 			// package name that is, as a whole, a misspelling of the
 			// whole query comes first within its band.
 			rel /= 2
-			if fz&q.whole != 0 && wholeClose(&ix.whole[c.slot], wholeIDs) {
+			if fz&q.whole != 0 && wholeClose(ix.wholeOf(c.slot), wholeIDs) {
 				rel += 0.5
 			}
 		}
@@ -476,6 +485,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 
 	if len(keys) > 0 {
 		hits = make([]Hit, len(keys))
+		ids := ix.hitIDs(keys, order)
 		rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
 		for i, k := range keys {
 			slot := order[uint32(k)]
@@ -487,7 +497,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 				// that matched alike.
 				key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
 				if narrow {
-					key.fm[0] = c.fm // packed: a cheaper key, same meaning within one query
+					key.fm[0], key.fm[1] = c.fm, c.fm2 // packed: a cheaper key, same meaning within one query
 				} else {
 					key.fm = sc.wide[ci]
 				}
@@ -496,15 +506,19 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
 			}
 			hits[i] = Hit{
-				ID:      ix.idOf[slot],
+				ID:      ids[i],
 				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
 				Tier:    tierOf(c.band),
 				Reasons: reasons,
 			}
 		}
 	}
-	for _, c := range sc.cands {
-		sc.idx[c.slot] = 0
+	if len(sc.cands) > len(sc.idx)/16 {
+		clear(sc.idx) // one sweep beats scattered writes
+	} else {
+		for _, c := range sc.cands {
+			sc.idx[c.slot] = 0
+		}
 	}
 	sc.keys = keys[:0]
 	scratchPool.Put(sc)
@@ -609,8 +623,7 @@ func (w *bm25) idf(df int) float64 {
 
 // tf is the field-weighted, length-normalised frequency of a posting over
 // the fields tfs holds, and the fields it found.
-func (w *bm25) tf(ix *Index, slot, tfs uint32) (tf float64, fields uint8) {
-	fl := &ix.flen[slot]
+func (w *bm25) tf(fl *[numFields]uint16, tfs uint32) (tf float64, fields uint8) {
 	for tfs != 0 {
 		sh := uint(bits.TrailingZeros32(tfs)) &^ 3
 		f := sh >> 2
@@ -627,7 +640,8 @@ func (sc *scratch) mark(ci int, narrow bool, bits uint64, fields uint8) {
 	for fs := fields; fs != 0; fs &= fs - 1 {
 		f := uint(bits8(fs))
 		if narrow {
-			cd.fm |= bits << (8 * f)
+			cd.fm |= (bits & 0xff) << (8 * f)
+			cd.fm2 |= (bits >> 8 & 0xff) << (8 * f)
 		} else {
 			sc.wide[ci][f] |= bits
 		}
@@ -645,12 +659,12 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 		if q.content&(1<<i) == 0 {
 			continue
 		}
-		if id, ok := ix.dict[t]; ok {
+		if id, ok := ix.lookup(t); ok {
 			ix.scoreTerm(w, sc, narrow, id, ^uint32(0), 1<<i, 1)
 		}
 	}
 	for _, p := range q.pairs {
-		if id, ok := ix.dict[p.text]; ok && ix.terms[id].ndf > 0 {
+		if id, ok := ix.lookup(p.text); ok && ix.ndf(id) > 0 {
 			ix.scoreTerm(w, sc, narrow, id, nameTFs, p.bits, 1)
 		}
 	}
@@ -666,18 +680,26 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 		if q.content&(1<<i) != 0 {
 			continue
 		}
-		id, ok := ix.dict[t]
+		id, ok := ix.lookup(t)
 		if !ok {
 			continue
 		}
-		post := ix.terms[id].post
-		idf := w.idf(len(post))
-		for _, p := range post {
+		idf := w.idf(ix.df(id))
+		bp, op := ix.postLists(id)
+		for _, p := range bp {
+			ci := sc.idx[p.slot]
+			if ci == 0 {
+				continue // a tombstoned slot is never a candidate
+			}
+			tf, _ := w.tf(&ix.base.flen[p.slot], p.tfs)
+			sc.cands[ci-1].score += hostWeight * idf * tf / (k1 + tf)
+		}
+		for _, p := range op {
 			ci := sc.idx[p.slot]
 			if ci == 0 {
 				continue
 			}
-			tf, _ := w.tf(ix, p.slot, p.tfs)
+			tf, _ := w.tf(&ix.flen[p.slot-ix.nb], p.tfs)
 			sc.cands[ci-1].score += hostWeight * idf * tf / (k1 + tf)
 		}
 	}
@@ -686,20 +708,80 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 // scoreTerm adds term id's postings in the fields sel selects, crediting
 // the query terms in bits.
 func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bits uint64, weight float64) {
-	post := ix.terms[id].post
-	idf := w.idf(len(post))
+	idf := w.idf(ix.df(id))
+	bp, op := ix.postLists(id)
+	if len(bp) > 0 {
+		ix.scorePostings(w, sc, narrow, bp, ix.base.flen, 0, ix.tomb, sel, bits, weight*idf)
+	}
+	if len(op) > 0 {
+		ix.scorePostings(w, sc, narrow, op, ix.flen, ix.nb, nil, sel, bits, weight*idf)
+	}
+}
+
+// scorePostings is scoreTerm over one list: flen[slot-off] holds the field
+// lengths of its slots, tomb the slots to skip.
+func (ix *Index) scorePostings(w *bm25, sc *scratch, narrow bool, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, sel uint32, bits uint64, wi float64) {
+	if narrow {
+		scoreNarrow(w, sc, post, flen, off, tomb, sel, bits, wi)
+		return
+	}
 	for _, p := range post {
 		tfs := p.tfs & sel
 		if tfs == 0 {
 			continue
 		}
-		tf, fields := w.tf(ix, p.slot, tfs)
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
+		tf, fields := w.tf(&flen[p.slot-off], tfs)
 		ci := sc.cand(p.slot, narrow)
 		sc.mark(ci, narrow, bits, fields)
 		cd := &sc.cands[ci]
-		cd.score += weight * idf * tf / (k1 + tf)
+		cd.score += wi * tf / (k1 + tf)
 		cd.mask |= bits
 	}
+}
+
+// scoreNarrow is scorePostings for a query of at most narrowTerms terms
+// (nearly all), in one pass per posting: the same arithmetic, the
+// candidate's fields marked as the frequencies are summed, the scratch
+// arrays held in locals. A query that meets most of a large catalog walks
+// hundreds of thousands of postings here.
+func scoreNarrow(w *bm25, sc *scratch, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, sel uint32, bits uint64, wi float64) {
+	idx, cands := sc.idx, sc.cands
+	lo, hi := bits&0xff, bits>>8&0xff
+	for _, p := range post {
+		tfs := p.tfs & sel
+		if tfs == 0 {
+			continue
+		}
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
+		fl := &flen[p.slot-off]
+		var tf float64
+		var fm, fm2 uint64
+		for t := tfs; t != 0; {
+			sh := uint(mbits.TrailingZeros32(t)) &^ 3
+			f := (sh >> 2) & 7
+			tf += fieldWeight[f] * float64((t>>sh)&15) / (w.a[f] + w.c[f]*float64(fl[f]))
+			fm |= lo << (8 * f)
+			fm2 |= hi << (8 * f)
+			t &^= 15 << sh
+		}
+		ci := idx[p.slot]
+		if ci == 0 {
+			cands = append(cands, cand{slot: p.slot})
+			ci = int32(len(cands))
+			idx[p.slot] = ci
+		}
+		cd := &cands[ci-1]
+		cd.fm |= fm
+		cd.fm2 |= fm2
+		cd.score += wi * tf / (k1 + tf)
+		cd.mask |= bits
+	}
+	sc.cands = cands
 }
 
 // scoreFuzzy credits a document once per query word for its best spelling
@@ -709,25 +791,36 @@ func (ix *Index) scoreTerm(w *bm25, sc *scratch, narrow bool, id, sel uint32, bi
 // for this: a document with the word itself in such a field would have
 // its exact bit set.
 func (ix *Index) scoreFuzzy(w *bm25, sc *scratch, narrow bool, t fuzzyTarget) {
-	bit := uint64(1) << t.qi
 	weight := fuzzyWeight1
 	if t.dist > 1 {
 		weight = fuzzyWeight2
 	}
-	post := ix.terms[t.id].post
-	idf := w.idf(len(post))
+	wi := weight * w.idf(ix.df(t.id))
+	bp, op := ix.postLists(t.id)
+	if len(bp) > 0 {
+		ix.scoreFuzzyPostings(w, sc, narrow, bp, ix.base.flen, 0, ix.tomb, uint64(1)<<t.qi, wi)
+	}
+	if len(op) > 0 {
+		ix.scoreFuzzyPostings(w, sc, narrow, op, ix.flen, ix.nb, nil, uint64(1)<<t.qi, wi)
+	}
+}
+
+func (ix *Index) scoreFuzzyPostings(w *bm25, sc *scratch, narrow bool, post []posting, flen [][numFields]uint16, off uint32, tomb []uint64, bit uint64, wi float64) {
 	for _, p := range post {
 		tfs := p.tfs & nameTFs
 		if tfs == 0 {
 			continue
 		}
+		if tomb != nil && tomb[p.slot>>6]&(1<<(p.slot&63)) != 0 {
+			continue
+		}
 		if ci := sc.idx[p.slot]; ci > 0 && (sc.cands[ci-1].mask|sc.nameBits(int(ci-1), narrow))&bit != 0 {
 			continue
 		}
-		tf, fields := w.tf(ix, p.slot, tfs)
+		tf, fields := w.tf(&flen[p.slot-off], tfs)
 		ci := sc.cand(p.slot, narrow)
 		sc.mark(ci, narrow, bit, fields)
-		sc.cands[ci].score += weight * idf * tf / (k1 + tf)
+		sc.cands[ci].score += wi * tf / (k1 + tf)
 	}
 }
 
@@ -756,8 +849,19 @@ func (ix *Index) matchExact(q *query, sc *scratch, narrow bool) {
 			continue
 		}
 		for k := range numExact {
+			if ix.base != nil {
+				for _, slot := range ix.base.exact(exactKind(k), key.norm) {
+					if ix.isTomb(slot) {
+						continue
+					}
+					band, label, _ := ix.base.entry(slot).exactMatch(exactKind(k), key)
+					if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
+						c.band, c.label = band, label
+					}
+				}
+			}
 			for _, slot := range ix.exact[k][key.norm] {
-				band, label, _ := ix.docs[slot].exactMatch(exactKind(k), key)
+				band, label, _ := ix.over1(slot).exactMatch(exactKind(k), key)
 				if c := &sc.cands[sc.cand(slot, narrow)]; band > c.band {
 					c.band, c.label = band, label
 				}

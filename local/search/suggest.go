@@ -25,6 +25,11 @@ const maxSuggestions = 20
 // the caller cannot see. Like Search, keep runs under the index's read
 // lock and must not call back into the Index.
 func (ix *Index) Suggest(query string, keep func(id string) bool, n int) []string {
+	return ix.SuggestFilter(query, Filter{ID: keep}, n)
+}
+
+// SuggestFilter is Suggest with a Filter.
+func (ix *Index) SuggestFilter(query string, keep Filter, n int) []string {
 	q := parseQuery(query)
 	n = min(n, maxSuggestions)
 	if q == nil || n <= 0 {
@@ -60,27 +65,29 @@ func (ix *Index) Suggest(query string, keep func(id string) bool, n int) []strin
 	var docs []sug
 	seen := map[uint32]int{}
 	for _, t := range targets {
-		for _, p := range ix.terms[t.id].post {
-			if p.tfs&nameTFs == 0 {
-				continue
-			}
-			i, ok := seen[p.slot]
-			if !ok {
-				i = -1
-				if keep == nil || keep(ix.idOf[p.slot]) {
-					docs = append(docs, sug{slot: p.slot})
-					i = len(docs)
+		bp, op := ix.postLists(t.id)
+		for _, post := range [2][]posting{bp, op} {
+			for _, p := range post {
+				if p.tfs&nameTFs == 0 || ix.isTomb(p.slot) {
+					continue
 				}
-				seen[p.slot] = i
-			}
-			if i < 0 {
-				continue
-			}
-			d := &docs[i-1]
-			if d.words&(1<<t.qi) == 0 {
-				d.words |= 1 << t.qi
-				d.edits += int(t.dist) // targets come best first per word
-
+				i, ok := seen[p.slot]
+				if !ok {
+					i = -1
+					if keep.keeps(ix, p.slot) {
+						docs = append(docs, sug{slot: p.slot})
+						i = len(docs)
+					}
+					seen[p.slot] = i
+				}
+				if i < 0 {
+					continue
+				}
+				d := &docs[i-1]
+				if d.words&(1<<t.qi) == 0 {
+					d.words |= 1 << t.qi
+					d.edits += int(t.dist) // targets come best first per word
+				}
 			}
 		}
 	}
@@ -96,7 +103,7 @@ func (ix *Index) Suggest(query string, keep func(id string) bool, n int) []strin
 
 	match := map[string]bool{}
 	for _, t := range targets {
-		match[ix.terms[t.id].text] = true
+		match[ix.termText(t.id)] = true
 	}
 	var out []string
 	var tok tokenizer
@@ -104,7 +111,7 @@ func (ix *Index) Suggest(query string, keep func(id string) bool, n int) []strin
 		if len(out) == n {
 			break
 		}
-		e := &ix.docs[d.slot]
+		e := ix.entry(d.slot)
 		if v := suggestValue(e, match, &tok); v != "" && !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, v) }) {
 			out = append(out, v)
 		}

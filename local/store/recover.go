@@ -258,8 +258,9 @@ func viewRecords(dataDir string) map[string]*local.Project {
 	if err != nil {
 		return nil
 	}
-	out := make(map[string]*local.Project, len(s.Records))
-	for _, p := range s.Records {
+	recs := s.Projects()
+	out := make(map[string]*local.Project, len(recs))
+	for _, p := range recs {
 		out[p.ID] = p
 	}
 	for seq := ptr.Base + 1; seq <= ptr.Head; seq++ {

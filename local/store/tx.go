@@ -119,6 +119,17 @@ func (tx *Tx) GBrainContact() local.GBrainContact { return gbrainOf(tx.get) }
 // NextRevision is the catalogRevision this Tx will commit if it changes a record.
 func (tx *Tx) NextRevision() uint64 { return tx.rev + 1 }
 
+// Staged returns the record this batch wrote for id, without reading the
+// store: ok is false when the batch did not write it (p is nil when it
+// deleted it).
+func (tx *Tx) Staged(id string) (p *local.Project, ok bool) {
+	if p, ok := tx.changed[id]; ok {
+		cp := *p
+		return &cp, true
+	}
+	return nil, tx.deleted[id]
+}
+
 // PutProject writes a record and its root binding. A root is bound to one id
 // for ever; binding it to another id is refused. A new record, or a record
 // whose recordRevision grew, queues its GBrain card in the same batch.

@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,16 +10,20 @@ import (
 )
 
 // A new base is published once this many deltas pile up after the current
-// one, or their bytes reach a quarter of the base (at least minDeltaBytes):
-// a reader that starts then reads one base and a few deltas, and a writer
-// rewrites the whole catalog only after changing a good part of it.
+// one, or their bytes reach a quarter of the base, at most maxDeltaBytes: a
+// reader that starts then maps one base and decodes and indexes at most
+// that much (about 1,700 records of a megabyte: tens of milliseconds), and
+// a writer builds a base over the last one (only changed records are
+// tokenised again: writeBase) after a good part of a small catalog, or a
+// megabyte of a large one, changed.
 const (
 	maxDeltas     = 256
-	minDeltaBytes = 1 << 20
+	minDeltaBytes = 64 << 10
+	maxDeltaBytes = 1 << 20
 )
 
 func baseDue(p Pointer) bool {
-	return p.Head-p.Base >= maxDeltas || p.DeltaBytes >= max(minDeltaBytes, p.BaseBytes/4)
+	return p.Head-p.Base >= maxDeltas || p.DeltaBytes >= min(max(minDeltaBytes, p.BaseBytes/4), maxDeltaBytes)
 }
 
 // Publish writes d as the delta after ptr's head and moves the pointer.
@@ -51,14 +56,17 @@ func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 		return Pointer{}, fmt.Errorf("publish catalog: %w", err)
 	}
 	prev, hadPrev := ReadPointer(dataDir)
-	b, err := encodeBase(s)
-	if err != nil {
-		return Pointer{}, err
+	var from *Base
+	if hadPrev && prev.StoreID == s.StoreID {
+		if ps, err := ReadBase(dataDir, prev.Base); err == nil {
+			from = ps.Base // the index is built over it
+		}
 	}
-	if err := writeFile(dir, baseName(s.Seq), b); err != nil {
+	size, err := writeFileFunc(dir, baseName(s.Seq), func(w io.Writer) error { return writeBase(w, s, from) })
+	if err != nil {
 		return Pointer{}, fmt.Errorf("publish catalog %d: %w", s.Seq, err)
 	}
-	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: int64(len(b))}
+	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: size}
 	if err := writePointer(dataDir, ptr); err != nil {
 		return Pointer{}, err
 	}

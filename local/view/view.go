@@ -12,6 +12,12 @@
 // not a reload), or a base when they start, when the chain has moved past
 // them, or when the data dir holds another store than before.
 //
+// A base is laid out to be mapped, not decoded (base.go): records in a
+// compact binary form, decoded one at a time when asked, and the search
+// index already built (search.Frozen), so a reader answers as soon as it
+// has mapped and checked the file, and every reader of the data dir shares
+// one copy of it in the page cache.
+//
 // The store (LevelDB) stays the authority; these files are a published
 // copy that any writer can rebuild. This package owns only their format and
 // their files: it never opens the store and never decides what is shared.
@@ -35,8 +41,13 @@ import (
 )
 
 // Format is the version of the files this package writes. A reader ignores
-// files of another format (a newer cgcat on the same data dir).
-const Format = 1
+// files of another format (an older or newer cgcat on the same data dir);
+// the next writer publishes a base of its own format.
+//
+// Format 2: a base is records in a compact binary form plus the prebuilt
+// search index (search.Frozen), mapped by readers rather than decoded
+// (base.go). Deltas are JSON, as in format 1.
+const Format = 2
 
 // Snapshot is one complete published state of the catalog.
 type Snapshot struct {
@@ -47,8 +58,26 @@ type Snapshot struct {
 	State     local.ScanState     `json:"state"`
 	GBrain    local.GBrainContact `json:"gbrain"`
 	// Cards is the local mirror of GBrain's project cards.
-	Cards   []*local.Card    `json:"cards,omitempty"`
+	Cards []*local.Card `json:"cards,omitempty"`
+	// Records are every record, for PublishBase.
 	Records []*local.Project `json:"-"`
+	// Base is what ReadBase gives instead of Records: the base as mapped,
+	// records decoded on demand, with its search index.
+	Base *Base `json:"-"`
+}
+
+// Projects returns every record of the snapshot, decoded.
+func (s *Snapshot) Projects() []*local.Project {
+	if s.Base == nil {
+		return s.Records
+	}
+	out := make([]*local.Project, 0, s.Base.Len())
+	for i := range s.Base.Len() {
+		if p := s.Base.Record(uint32(i)); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Delta is what one commit changed. State and GBrain are always whole.
@@ -136,81 +165,6 @@ func unseal(b []byte) ([]byte, error) {
 	return body[len(fileMagic):], nil
 }
 
-// encodeBase lays out a base: header JSON, then each record as JSON, each
-// length-prefixed, then the checksum.
-func encodeBase(s *Snapshot) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Write(fileMagic)
-	put := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-		buf.Write(n[:])
-		buf.Write(b)
-		return nil
-	}
-	hdr := struct {
-		*Snapshot
-		Count int `json:"count"`
-	}{s, len(s.Records)}
-	if err := put(hdr); err != nil {
-		return nil, err
-	}
-	for _, p := range s.Records {
-		if err := put(p); err != nil {
-			return nil, err
-		}
-	}
-	return seal(buf.Bytes()), nil
-}
-
-func decodeBase(b []byte) (*Snapshot, error) {
-	body, err := unseal(b)
-	if err != nil {
-		return nil, err
-	}
-	next := func() ([]byte, error) {
-		if len(body) < 4 {
-			return nil, ErrDamaged
-		}
-		n := binary.BigEndian.Uint32(body)
-		if uint64(len(body)-4) < uint64(n) {
-			return nil, ErrDamaged
-		}
-		v := body[4 : 4+n]
-		body = body[4+n:]
-		return v, nil
-	}
-	h, err := next()
-	if err != nil {
-		return nil, err
-	}
-	var hdr struct {
-		Snapshot
-		Count int `json:"count"`
-	}
-	if err := json.Unmarshal(h, &hdr); err != nil || hdr.Count < 0 {
-		return nil, ErrDamaged
-	}
-	s := hdr.Snapshot
-	s.Records = make([]*local.Project, 0, min(hdr.Count, 1<<20))
-	for range hdr.Count {
-		v, err := next()
-		if err != nil {
-			return nil, err
-		}
-		p := new(local.Project)
-		if err := json.Unmarshal(v, p); err != nil {
-			return nil, ErrDamaged
-		}
-		s.Records = append(s.Records, p)
-	}
-	return &s, nil
-}
-
 func encodeDelta(d *Delta) ([]byte, error) {
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -231,15 +185,14 @@ func decodeDelta(b []byte) (*Delta, error) {
 	return d, nil
 }
 
-// ReadBase reads the base published at seq.
+// ReadBase reads the base published at seq (mapped, see Base).
 func ReadBase(dataDir string, seq uint64) (*Snapshot, error) {
-	b, err := os.ReadFile(filepath.Join(Dir(dataDir), baseName(seq)))
+	s, err := openBase(filepath.Join(Dir(dataDir), baseName(seq)))
 	if err != nil {
+		if errors.Is(err, ErrDamaged) {
+			return nil, fmt.Errorf("%s: %w", baseName(seq), err)
+		}
 		return nil, err
-	}
-	s, err := decodeBase(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", baseName(seq), err)
 	}
 	if s.Seq != seq {
 		return nil, fmt.Errorf("%s: %w (holds seq %d)", baseName(seq), ErrDamaged, s.Seq)
@@ -267,11 +220,28 @@ func ReadDelta(dataDir string, seq uint64) (*Delta, error) {
 // No fsync: these files are a copy the next writer can rebuild, and a
 // checksum catches what a crash left half-written.
 func writeFile(dir, name string, b []byte) error {
+	_, err := writeFileFunc(dir, name, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	return err
+}
+
+// writeFileFunc is writeFile with the content streamed by write; it
+// returns the size written.
+func writeFileFunc(dir, name string, write func(io.Writer) error) (int64, error) {
 	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, werr := io.Copy(tmp, bytes.NewReader(b))
+	werr := write(tmp)
+	var size int64
+	if werr == nil {
+		var fi os.FileInfo
+		if fi, werr = tmp.Stat(); werr == nil {
+			size = fi.Size()
+		}
+	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
@@ -281,7 +251,7 @@ func writeFile(dir, name string, b []byte) error {
 	if werr != nil {
 		os.Remove(tmp.Name())
 	}
-	return werr
+	return size, werr
 }
 
 // fileTimeCutoff is how old a temporary file must be before it counts as

@@ -26,7 +26,7 @@ func TestFollowBaseThenDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, err := f.Next()
-	if err != nil || u.Snapshot == nil || len(u.Snapshot.Records) != 1 || len(u.Deltas) != 0 {
+	if err != nil || u.Snapshot == nil || len(u.Snapshot.Projects()) != 1 || len(u.Deltas) != 0 {
 		t.Fatalf("first read: %+v %v", u, err)
 	}
 	if f.Changed() {
@@ -67,7 +67,7 @@ func TestNewStoreMeansReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, err := f.Next()
-	if err != nil || u.Snapshot == nil || u.Snapshot.StoreID != "s_new" || len(u.Snapshot.Records) != 1 || u.Snapshot.Records[0].ID != "new" {
+	if err != nil || u.Snapshot == nil || u.Snapshot.StoreID != "s_new" || len(u.Snapshot.Projects()) != 1 || u.Snapshot.Projects()[0].ID != "new" {
 		t.Fatalf("want the new store's snapshot alone: %+v %v", u, err)
 	}
 	// Even a new store whose sequence is lower.
@@ -144,7 +144,7 @@ func TestCompactionAndCleanup(t *testing.T) {
 		t.Fatalf("old deltas were kept after two bases: %v", err)
 	}
 	u, err := slow.Next()
-	if err != nil || u.Snapshot == nil || len(u.Snapshot.Records) != int(seq) {
+	if err != nil || u.Snapshot == nil || len(u.Snapshot.Projects()) != int(seq) {
 		t.Fatalf("a follower behind removed deltas must read the new base: %+v %v", u, err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,14 +111,38 @@ func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed ui
 			defer wg.Done()
 			<-start
 			t := time.Now()
-			_, errs[i] = j.s.call(j.tool, j.args)
+			if rawMode { // the answer line, not decoded
+				_, errs[i] = j.s.rc.call("tools/call", map[string]any{"name": j.tool, "arguments": j.args})
+			} else {
+				_, errs[i] = j.s.call(j.tool, j.args)
+			}
 			lat[i] = time.Since(t)
 		}()
 	}
+	cpu0 := make([]time.Duration, len(srv))
+	for i, s := range srv {
+		cpu0[i] = procCPU(s.cmd.Process.Pid)
+	}
+	var scan0 time.Duration
+	if scan != nil {
+		scan0 = procCPU(scan.Process.Pid)
+	}
+	self0 := selfCPU()
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
 	wall := time.Since(t0)
+	var serveCPU time.Duration
+	for i, s := range srv {
+		serveCPU += procCPU(s.cmd.Process.Pid) - cpu0[i]
+	}
+	var scanCPU time.Duration
+	if scan != nil {
+		scanCPU = procCPU(scan.Process.Pid) - scan0
+	}
+	clientCPU := selfCPU() - self0
+	fmt.Fprintf(os.Stderr, "mcpclient: CPU during the burst: serves %.0f ms (%.2f ms a call), scan %.0f ms, this client %.0f ms (%.2f ms a call)\n",
+		ms(serveCPU), ms(serveCPU)/float64(calls), ms(scanCPU), ms(clientCPU), ms(clientCPU)/float64(calls))
 	nerr := 0
 	for _, e := range errs {
 		if e != nil {
@@ -147,6 +173,14 @@ type answer struct {
 }
 
 func (s *server) call(tool string, args map[string]any) (answer, error) {
+	if rawMode {
+		var a answer
+		raw, err := s.rc.tool(tool, args)
+		if err == nil {
+			err = json.Unmarshal(raw, &a)
+		}
+		return a, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req := mcp.CallToolRequest{}
@@ -170,3 +204,21 @@ func errIndex(errs []error) int {
 	}
 	return 0
 }
+
+// procCPU is a process's user and system time so far (Linux; 0 elsewhere
+// or once it exited).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+func selfCPU() time.Duration { return procCPU(os.Getpid()) }

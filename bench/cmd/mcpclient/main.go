@@ -5,13 +5,19 @@
 //	mcpclient init      -config C [-repeat 10]
 //	    process start → initialize answered, and → first tools/call
 //	    answered (which waits for the catalog to load)
-//	mcpclient query     -config C -queries Q [-n 2000] [-label L]
+//	mcpclient query     -config C -queries Q [-n 2000] [-label L] [-limit 5]
 //	    hot local_codegraph_projects latency p50/p99 (limit 5) once the
 //	    first discovery pass is over, an MCP ping's round trip (the
 //	    transport alone), and the server's RSS
-//	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1]
+//	mcpclient load      -config C [-serves 4] [-calls 500] [-scan=true] [-seed 1] [-raw]
 //	    several servers on one data dir, a scan running, concurrent calls
 //	    in a host-like mix: p50/p99/errors (see load.go)
+//	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
+//	    query's latency with a client that reads each answer line without
+//	    decoding it: the server and the pipe, not mcp-go's client
+//	mcpclient mem       -config C [-serves 3] [-settle 0s]
+//	    several servers on one catalog, each asked the query set once:
+//	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -52,6 +58,7 @@ func main() {
 	queries := fs.String("queries", "testdata/selection/queries.jsonl", "query: the query set")
 	n := fs.Int("n", 2000, "query: timed calls")
 	label := fs.String("label", "", "query: the row's first column")
+	limit := fs.Int("limit", 5, "query: the page size asked")
 	root := fs.String("root", "", "discovery: where the new project appears (a discovery root)")
 	mode := fs.String("mode", "refresh", "discovery: refresh (refresh: true) or interval (periodic refresh only)")
 	trials := fs.Int("trials", 5, "discovery: new projects, one after the other")
@@ -60,6 +67,8 @@ func main() {
 	calls := fs.Int("calls", 500, "load: concurrent calls spread over the servers")
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
+	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
+	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
 		log.Fatal("-config is required")
@@ -68,9 +77,13 @@ func main() {
 	case "init":
 		runInit(*bin, *cfg, *repeat)
 	case "query":
-		runQuery(*bin, *cfg, *queries, *n, *label)
+		runQuery(*bin, *cfg, *queries, *n, *label, *limit)
 	case "load":
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
+	case "raw":
+		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
+	case "mem":
+		runMem(*bin, *cfg, *queries, *serves, *settle)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")
@@ -82,7 +95,12 @@ func main() {
 }
 
 // server is one `cgcat serve` process and its MCP client.
+// rawMode: servers are spoken to with rawConn instead of the mcp-go
+// client (load -raw).
+var rawMode bool
+
 type server struct {
+	rc     *rawConn // in rawMode
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	c      *client.Client
@@ -105,6 +123,18 @@ func startServer(bin, cfg string) (*server, error) {
 	s.start = time.Now()
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
+	}
+	if rawMode {
+		s.rc = newRawConn(s.stdin, out)
+		if _, err := s.rc.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "cgcat-bench-raw", "version": "1"}}); err != nil {
+			s.stop()
+			return nil, fmt.Errorf("initialize: %w\n%s", err, s.stderr.String())
+		}
+		s.rc.wmu.Lock()
+		_, err := fmt.Fprintln(s.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		s.rc.wmu.Unlock()
+		s.init = time.Since(s.start)
+		return s, err
 	}
 	s.c = client.NewClient(transport.NewIO(out, s.stdin, io.NopCloser(strings.NewReader(""))))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -148,6 +178,14 @@ type envelope struct {
 }
 
 func (s *server) projects(args map[string]any) (envelope, error) {
+	if rawMode {
+		var e envelope
+		raw, err := s.rc.tool("local_codegraph_projects", args)
+		if err == nil {
+			err = json.Unmarshal(raw, &e)
+		}
+		return e, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req := mcp.CallToolRequest{}
@@ -229,7 +267,7 @@ func runInit(bin, cfg string, repeat int) {
 		ms(pct(inits, 0.5)), ms(slices.Min(inits)), ms(slices.Max(inits)), ms(pct(firsts, 0.5)), rssMB)
 }
 
-func runQuery(bin, cfg, queries string, n int, label string) {
+func runQuery(bin, cfg, queries string, n int, label string, limit int) {
 	qs, err := selection.LoadQueries(filepath.Dir(queries))
 	if err != nil {
 		log.Fatal(err)
@@ -267,7 +305,7 @@ func runQuery(bin, cfg, queries string, n int, label string) {
 	for i := range n {
 		q := qs[i%len(qs)]
 		st := time.Now()
-		e, err := s.projects(map[string]any{"query": q.Query})
+		e, err := s.projects(map[string]any{"query": q.Query, "limit": limit})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -346,4 +384,56 @@ func runDiscovery(bin, cfg, root, mode string, trials int, timeout time.Duration
 		sum += d
 	}
 	fmt.Printf("| %s | %d | %.2f | %.2f | %.2f |\n", mode, trials, (sum / time.Duration(len(lat))).Seconds(), slices.Min(lat).Seconds(), slices.Max(lat).Seconds())
+}
+
+// runMem is the memory of several serves on one catalog: each is started,
+// answers the query set once (its pages of the catalog are touched), and
+// then every serve's RSS, PSS (shared pages divided among the processes
+// that map them) and anonymous memory are read from
+// /proc/PID/smaps_rollup.
+func runMem(bin, cfg, queries string, serves int, settle time.Duration) {
+	qs, err := selection.LoadQueries(filepath.Dir(queries))
+	if err != nil {
+		log.Fatal(err)
+	}
+	qs = slices.DeleteFunc(qs, func(q selection.Query) bool { return q.Workspace != "" })
+	srv := make([]*server, serves)
+	for i := range srv {
+		if srv[i], err = startServer(bin, cfg); err != nil {
+			log.Fatal(err)
+		}
+		defer srv[i].stop()
+	}
+	for _, s := range srv {
+		for _, q := range qs {
+			if _, err := s.projects(map[string]any{"query": q.Query, "limit": 10}); err != nil {
+				log.Fatal(err)
+			}
+		}
+		if _, err := s.projects(map[string]any{"limit": 50}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	time.Sleep(settle)
+	for i, s := range srv {
+		m := smaps(s.cmd.Process.Pid)
+		fmt.Printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |\n", serves, i+1, settle.Seconds(), m["Rss"], m["Pss"], m["Anonymous"], m["Pss_File"])
+	}
+}
+
+// smaps reads /proc/PID/smaps_rollup in MiB.
+func smaps(pid int) map[string]float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		log.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[2] == "kB" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			out[strings.TrimSuffix(f[0], ":")] = kb / 1024
+		}
+	}
+	return out
 }

@@ -1,0 +1,26 @@
+package view
+
+import (
+	"io"
+	"os"
+	"unsafe"
+)
+
+// readFile reads size bytes of f into 8-byte aligned memory (the frozen
+// index needs it).
+func readFile(f *os.File, size int) ([]byte, func(), bool, error) {
+	w := make([]uint64, (size+7)/8)
+	data := unsafeBytes(w, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, nil, false, err
+	}
+	return data, func() {}, false, nil
+}
+
+// unsafeBytes views the first n bytes of w.
+func unsafeBytes(w []uint64, n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), n)
+}
