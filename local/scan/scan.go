@@ -135,7 +135,8 @@ type Scanner struct {
 	stack []item
 	seq   uint64
 	// stamps are the metadata stamps of known present records by root key,
-	// so a project whose files did not change is not read again.
+	// so a project whose files did not change is not read again. Guarded
+	// by mu: a slice's commit records them while the next slice walks.
 	stamps map[string]uint64
 	// cardIDs maps the root keys of this machine's mirrored GBrain cards to
 	// their project ids: a root found again after a lost catalog takes its
@@ -412,10 +413,11 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 	}
 	s.mu.Lock()
 	s.state = next
-	s.mu.Unlock()
+	// The next slice's walk reads stamps while this commit finishes.
 	for _, f := range w.found {
 		s.stamps[pathid.Key(f.root)] = f.stamp
 	}
+	s.mu.Unlock()
 	if s.Progress != nil {
 		s.Progress(next)
 	}
@@ -430,19 +432,21 @@ func (s *Scanner) load(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.state = st
-		s.stack = []item{}
-		s.stamps = map[string]uint64{}
-		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
-			s.seq = store.ReadU64(v)
-		}
+		stamps := map[string]uint64{}
 		if err := r.Projects(func(p *local.Project) error {
 			if p.Availability == local.Present && p.MetaStamp != 0 {
-				s.stamps[pathid.Key(p.Root)] = p.MetaStamp
+				stamps[pathid.Key(p.Root)] = p.MetaStamp
 			}
 			return nil
 		}); err != nil {
 			return err
+		}
+		s.mu.Lock()
+		s.state, s.stamps = st, stamps
+		s.mu.Unlock()
+		s.stack = []item{}
+		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
+			s.seq = store.ReadU64(v)
 		}
 		s.cardIDs = map[string]string{}
 		me := s.st.MachineID()
