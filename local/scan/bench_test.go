@@ -79,3 +79,36 @@ func BenchmarkScanFullPass(b *testing.B) {
 	}
 	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
 }
+
+// BenchmarkScanRescan measures a pass over the same tree with the catalog
+// of the pass before: what a periodic refresh of an unchanged tree costs.
+func BenchmarkScanRescan(b *testing.B) {
+	root := benchTree(b)
+	opt := testOptions(root)
+	opt.MaxDepth = 10
+	st := newStore(b)
+	pass := func() int {
+		s, err := Start(context.Background(), st, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		dirs := 0
+		for {
+			r, err := s.RunRound(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			dirs += r.Dirs
+			if r.Finished {
+				return dirs
+			}
+		}
+	}
+	pass()
+	dirs := 0
+	for b.Loop() {
+		dirs += pass()
+	}
+	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
+}
