@@ -209,7 +209,9 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		}
 		pl, err := s.plan(ctx, budget, sliceEnd)
 		if err != nil {
-			_ = wait()
+			if wait() != nil {
+				s.stack = nil
+			}
 			return r, err
 		}
 		if err := wait(); err != nil {
@@ -232,6 +234,7 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		}
 		if stop {
 			if _, err := s.commit(ctx, pl); err != nil {
+				s.stack = nil // the store is the truth again; reload next time
 				return r, err
 			}
 			r.Elapsed = local.Millis(s.now().Sub(r.Started))
@@ -252,7 +255,11 @@ func (s *Scanner) RunSlice(ctx context.Context, dirs int, until time.Time) (Stat
 	if err != nil {
 		return State{}, err
 	}
-	return s.commit(ctx, pl)
+	st, err := s.commit(ctx, pl)
+	if err != nil {
+		s.stack = nil // the store is the truth again; reload next time
+	}
+	return st, err
 }
 
 func (s *Scanner) endRound(ctx context.Context, r Round) error {
@@ -408,7 +415,8 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 		return tx.PutScanState(cur)
 	})
 	if err != nil {
-		s.stack = nil // the store is the truth again; reload next time
+		// The caller drops its in-memory stack (the store is the truth
+		// again): this may run beside the next slice's plan, which owns it.
 		return State{}, err
 	}
 	s.mu.Lock()
