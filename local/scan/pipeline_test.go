@@ -165,3 +165,50 @@ func TestFencedRoundsResume(t *testing.T) {
 		t.Logf("seed %d: no scanner was taken over mid-pass this time", seed)
 	}
 }
+
+// TestCancelledRoundsResume cancels rounds at random moments (a serve
+// shutting down, a tool call's budget running out) and then checks that
+// the pass they left behind still finds every project.
+func TestCancelledRoundsResume(t *testing.T) {
+	root := canon(t, t.TempDir())
+	n := 0
+	for a := range 8 {
+		for b := range 15 {
+			dir := filepath.Join(root, fmt.Sprintf("a%d", a), fmt.Sprintf("b%02d", b))
+			if b%3 == 0 {
+				mkProject(t, dir)
+				n++
+			} else if err := os.MkdirAll(filepath.Join(dir, "x", "y"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	opt := testOptions(root)
+	opt.SliceDirs = 5
+	st := newStore(t)
+	s, err := Start(context.Background(), st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	for range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(rng.IntN(20_000))*time.Microsecond, cancel)
+		_, _ = s.RunRound(ctx) // cancelled anywhere: an error or a truncated round
+		cancel()
+	}
+	for {
+		r, err := s.RunRound(context.Background())
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if r.Finished {
+			break
+		}
+	}
+	if got := len(presentRoots(records(t, st))); got != n {
+		t.Fatalf("seed %d: %d projects present after cancelled rounds, want %d", seed, got, n)
+	}
+}
