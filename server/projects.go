@@ -209,7 +209,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
 	}
-	if f.opt.Recall != nil && c.cfg.GBrain.Enabled {
+	if f.opt.Recall != nil && c.cfg.GBrain.Enabled && c.cfg.GBrain.SemanticSearch {
 		f.addRecall(ctx, c, l, query)
 	}
 	f.addHistorical(c, l, query)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -15,9 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/catalog"
-	"github.com/cgcat/cgcat/projection"
 	"github.com/cgcat/cgcat/server"
 	"github.com/cgcat/cgcat/server/protocol"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -75,28 +71,18 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	defer cancel()
 
 	// GBrain: only the process holding the projector lease connects, for
-	// short rounds; answers come from the card mirror it keeps. A fresh
-	// store's first discovery waits (bounded) for that mirror, so this
-	// machine's cards give their ids back.
-	var gb frontendGBrain
-	var recall *lateRecall
-	var cards *projection.CardLookup
-	var mirrorReady chan struct{}
+	// short rounds; answers come from the card mirror it keeps. The service
+	// follows the config in force (turned on, off or pointed elsewhere while
+	// the host runs). A fresh store's first discovery waits (bounded) for
+	// the mirror, so this machine's cards give their ids back.
+	gbf := &gbrainFollower{live: live, log: logger, recall: &lateRecall{}, cards: &lateCards{}}
+	gb := frontendGBrain{recall: gbf.recall, cards: gbf.cards}
 	if cfg != nil && cfg.GBrain.Enabled {
-		if cfg.GBrain.SemanticSearch {
-			recall = &lateRecall{}
-			gb.recall = recall
-		}
-		if cl, err := projection.NewCardLookup(cfg, logger); err == nil && cl != nil {
-			cards = cl
-			gb.cards = cl
-		}
-		mirrorReady = make(chan struct{})
-		gb.mirrorReady, gb.mirrorBudget = mirrorReady, mirrorPrimeBudget
+		gbf.firstReady = make(chan struct{})
+		gb.mirrorReady, gb.mirrorBudget = gbf.firstReady, mirrorPrimeBudget
 	}
 	f := newFrontend(live, o.workspace, logger, gb, o.codegraphServer)
 	var bg sync.WaitGroup
-	var svc *projection.Service
 	if cfg != nil && cfg.HasRoots() {
 		bg.Add(1)
 		go func() {
@@ -105,25 +91,17 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 				if ctx.Err() == nil {
 					logger.Error("catalog unavailable; tools will answer with an error until this is fixed", "err", err)
 				}
+				if gbf.firstReady != nil {
+					close(gbf.firstReady)
+				}
 				return
 			}
-			if mirrorReady != nil {
-				// GBrain never blocks discovery beyond the prime budget,
-				// nor any answer (R32). The projector asks the policy in
-				// force (the live config) per record.
-				svc = projection.StartWith(ctx, cfg, f.Catalog().Store(), catalog.Live(live), logger,
-					projection.ServiceOptions{MirrorReady: mirrorReady, PrimeBudget: mirrorPrimeBudget})
-				if recall != nil {
-					recall.set(svc.Recall())
-				}
-				if cards != nil {
-					cards.UseLive(svc.Live())
-				}
-			}
+			// GBrain never blocks discovery beyond the prime budget, nor
+			// any answer (R32).
+			gbf.st = f.Catalog().Store()
+			bg.Add(1)
+			go func() { defer bg.Done(); gbf.run(ctx) }()
 			f.Refresher().Run(ctx)
-			if svc != nil {
-				<-svc.Done()
-			}
 		}()
 	}
 
@@ -153,29 +131,6 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	return nil
 }
 
-// lateRecall is the frontend's GBrain recall before the catalog (and so the
-// projection service) is ready: until then it says GBrain is not connected.
 // mirrorPrimeBudget bounds how long a fresh store's first discovery waits
 // for GBrain's card mirror.
 const mirrorPrimeBudget = 20 * time.Second
-
-type lateRecall struct {
-	mu sync.Mutex
-	r  local.Recall
-}
-
-func (l *lateRecall) set(r local.Recall) {
-	l.mu.Lock()
-	l.r = r
-	l.mu.Unlock()
-}
-
-func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]local.RecallHit, error) {
-	l.mu.Lock()
-	r := l.r
-	l.mu.Unlock()
-	if r == nil {
-		return nil, errors.New("GBrain is not connected yet")
-	}
-	return r.Recall(ctx, query, limit)
-}
