@@ -83,7 +83,7 @@ func (fx *fixture) frontend(tb testing.TB, opt Options, deny ...string) *Fronten
 	cfg.Discovery.Roots = []string{fx.root}
 	cfg.Sharing.Roots = []string{fx.root}
 	cfg.Sharing.DenyRoots = deny
-	cfg.GBrain.Enabled = opt.Recall != nil // recall is wired only when GBrain is on
+	cfg.GBrain.Enabled = opt.Recall != nil        // recall is wired only when GBrain is on
 	cfg.GBrain.SemanticSearch = opt.Recall != nil // and asked only with gbrain.semanticSearch
 	opt.Config = config.Fixed(&cfg)
 	opt.Open = func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
