@@ -71,10 +71,15 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 
 // idFor is the id of a root seen for the first time: the id this machine's
 // GBrain card gave it before the catalog was lost, when there is one and
-// it is free, else a new one.
+// it is free, else a new one. An id forgotten here (`cgcat forget`,
+// `cgcat prune`) is never free: the cards were read when this scanner
+// started, and a record forgotten since then must not come back under its
+// old id when its root is found again.
 func (s *Scanner) idFor(tx *store.Tx, root string) string {
 	if id := s.cardIDs[s.st.Identity().RootKey(pathid.Key(root))]; id != "" {
-		if p, err := tx.Project(id); err == nil && p == nil {
+		p, err := tx.Project(id)
+		gone, gerr := tx.Forgotten(id)
+		if err == nil && gerr == nil && p == nil && !gone {
 			return id
 		}
 	}

@@ -14,6 +14,7 @@ const (
 	prefixProj    = "p/"     // store: p/<projectId> → local.Project
 	prefixRoot    = "r/"     // store: r/<pathid.Key(root)> → projectId
 	prefixDBID    = "d/"     // store: d/<database file id>/<projectId> → "" (finds a moved index)
+	prefixGone    = "gone/"  // store: gone/<projectId> → "" (an id forgotten here, never given out again)
 	prefixFence   = "fence/" // store: fence/<lease name> → u64 fencing number
 	keyScanState  = "scan/state"
 	keyGBrainSeen = "gbrain/contact" // store: local.GBrainContact, the last word from GBrain

@@ -40,6 +40,18 @@ func (r *Reader) StoreID() string { v, _ := r.get(keyStoreID); return string(v) 
 // Project returns the record with id, or nil.
 func (r *Reader) Project(id string) (*local.Project, error) { return projectBy(r.get, id) }
 
+// Forgotten reports whether id was forgotten here (Tx.DeleteProject): such
+// an id is never given to a record again.
+func (r *Reader) Forgotten(id string) (bool, error) { return forgotten(r.get, id) }
+
+func forgotten(get func(string) ([]byte, error), id string) (bool, error) {
+	_, err := get(prefixGone + id)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // ProjectByRoot returns the record bound to the canonical root, or nil.
 func (r *Reader) ProjectByRoot(root string) (*local.Project, error) { return projectAt(r.get, root) }
 

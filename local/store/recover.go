@@ -299,6 +299,9 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		if e, ok := kv[prefixProj+id]; ok && e.value == nil {
 			continue // deleted after the view was published
 		}
+		if e, ok := kv[prefixGone+id]; ok && e.value != nil {
+			continue // forgotten after the view was published
+		}
 		if cur, ok := records[id]; ok && cur.Changed >= p.Changed {
 			continue
 		}
@@ -350,7 +353,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		case k == keyRevision:
 			rev = max(rev, ReadU64(e.value))
 		case k == keyLegacyID, k == keyLegacyKS, k == keyGBrainSeen,
-			strings.HasPrefix(k, prefixFence),
+			strings.HasPrefix(k, prefixFence), strings.HasPrefix(k, prefixGone),
 			strings.HasPrefix(k, PrefixProjection), strings.HasPrefix(k, PrefixProjectionMeta),
 			strings.HasPrefix(k, PrefixMirror):
 			b.Put([]byte(k), e.value)

@@ -191,3 +191,41 @@ func TestDamageNeverPanics(t *testing.T) {
 		t.Fatalf("damage must name recover: %v", err)
 	}
 }
+
+// A forgotten id stays forgotten through a recover: neither the published
+// views nor a card can give it to a record again.
+func TestRecoverKeepsForgottenIDs(t *testing.T) {
+	dir := t.TempDir()
+	ids := fill(t, dir, 3)
+	var victim string
+	for id := range ids {
+		victim = id
+		break
+	}
+	s, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(context.Background(), func(tx *Tx) error { return tx.DeleteProject(victim) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Recover(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, dir)
+	if _, ok := got[victim]; ok || len(got) != 2 {
+		t.Fatalf("after recover: %v (forgotten %s)", got, victim)
+	}
+	s, err = Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(context.Background(), func(r *Reader) error {
+		if gone, err := r.Forgotten(victim); err != nil || !gone {
+			t.Errorf("Forgotten(%s) after recover = %v, %v; want true", victim, gone, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

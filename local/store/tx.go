@@ -106,6 +106,10 @@ func (tx *Tx) Project(id string) (*local.Project, error) { return projectBy(tx.g
 // ProjectByRoot returns the record bound to root as staged in this Tx.
 func (tx *Tx) ProjectByRoot(root string) (*local.Project, error) { return projectAt(tx.get, root) }
 
+// Forgotten reports whether id was forgotten here (DeleteProject), as
+// staged.
+func (tx *Tx) Forgotten(id string) (bool, error) { return forgotten(tx.get, id) }
+
 // ProjectsWithDB returns the ids of records whose database had the file
 // identity dbID, as staged.
 func (tx *Tx) ProjectsWithDB(dbID string) ([]string, error) { return idsWithDB(tx, dbID) }
@@ -170,7 +174,9 @@ func (tx *Tx) PutProject(p *local.Project) error {
 
 // DeleteProject forgets a record: the record, its root binding and its
 // database identity go, and its GBrain card is queued for retraction. The
-// id then resolves as unknown. A root found again later gets a new id.
+// id then resolves as unknown, and is never given out again (Forgotten): a
+// root found again later gets a new id, even while a card that names the
+// old one is still mirrored somewhere.
 func (tx *Tx) DeleteProject(id string) error {
 	p, err := tx.Project(id)
 	if err != nil || p == nil {
@@ -184,6 +190,7 @@ func (tx *Tx) DeleteProject(id string) error {
 		tx.del(prefixDBID + p.DBID + "/" + id)
 	}
 	tx.EnqueueCard(id, p.RecordRevision, true)
+	tx.put(prefixGone+id, nil)
 	if tx.deleted == nil {
 		tx.deleted = map[string]bool{}
 	}
