@@ -192,6 +192,9 @@ type call struct {
 	ref    *refresh.Refresher
 	notes  []string // said in the answer's message
 	gstate string   // this call's own GBrain outcome, if it asked
+	// sliced: this call moved discovery of an empty catalog on by a slice
+	// (or waited for another process's), R11.
+	sliced bool
 }
 
 // begin is where both tools start: setup_required without a valid config or
@@ -265,14 +268,18 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	cov, _ := catalog.Coverage(st, c.cfg, c.pol)
 	e.Coverage = string(cov)
 	e.ScanState = "idle"
-	// running is a fact: a live process scans now, or an unfinished pass
-	// has a live process that resumes it. A pass left by processes that
-	// all exited is idle, and said so.
+	// running is a fact (R36): a live process walks now (it holds the
+	// scan lease and keeps it fresh), or this very call moved an empty
+	// catalog's pass on (R11). An unfinished pass that nobody walks right
+	// now is idle, and said so: a live serve resumes such a pass only at
+	// its next round (refreshIntervalSeconds), a killed scan never.
 	switch {
 	case refresh.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
 		e.ScanState = "running"
-	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
+	case c.sliced && st.PassRunning:
 		e.ScanState = "running"
+	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
+		c.notes = append(c.notes, "A discovery pass is unfinished and nothing walks it right now; a host's cgcat serve resumes it at its next round, or `cgcat scan` finishes it now.")
 	case st.PassRunning:
 		c.notes = append(c.notes, "A discovery pass was left unfinished; the next `cgcat scan` (or a host's cgcat serve) resumes it.")
 	}

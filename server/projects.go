@@ -81,6 +81,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	}
 	if c.cat.Len() == 0 && c.cat.State().LastCompleted.IsZero() && c.ref != nil {
 		c.ref.SliceNow(ctx, f.opt.SliceBudget)
+		c.sliced = true
 		_ = c.cat.ForceSync(ctx)
 	}
 	ws := a.WorkspacePath

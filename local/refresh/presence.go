@@ -10,9 +10,10 @@ import (
 )
 
 // A process whose loop keeps discovery going leaves a file named by its pid
-// in dataDir/refreshers while the loop runs. An unfinished pass is "running"
-// only while such a process lives (it will resume the pass); a pass left by
-// processes that all exited is idle, and the next scan resumes it.
+// in dataDir/refreshers while the loop runs: an unfinished pass that nobody
+// walks right now is resumed by such a process at its next round, or, when
+// none lives, by the next scan. Either way it is idle until then: "running"
+// is only a live lease holder (Scanning).
 
 func presenceDir(dataDir string) string { return filepath.Join(dataDir, "refreshers") }
 

@@ -10,9 +10,10 @@
 // It owns the timing and nothing else. Only the process holding the scan
 // lease walks; the others see its work through what it publishes, and a
 // Kick in any process leaves a request file that the holder's loop picks
-// up. A pid file under dataDir/refreshers says a loop is alive ([Alive]),
-// so a pass left unfinished by processes that all exited is shown as idle,
-// not running. The first round can be held back until GBrain's card mirror
+// up. A pid file under dataDir/refreshers says a loop is alive ([Alive]):
+// an answer can say who resumes an unfinished pass (a live loop at its
+// next round, else the next `cgcat scan`); only a live lease holder
+// ([Scanning]) makes it "running". The first round can be held back until GBrain's card mirror
 // is primed (HoldFirstRound), so that a fresh store gives this machine's
 // projects their old ids back.
 //
