@@ -202,7 +202,7 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 	if a.quiet {
 		r.stats.quiet++
 		if e.ScanState == "running" {
-			r.fail("e", "running with no lease holder on "+strings.Fields(a.who)[0], "%s says scanState running, but no process held (or even opened) dataDir/scan.lease during the call (coverage %q, message %q)%s", a.who, e.Coverage, e.Message, r.staleNote(a.who))
+			r.fail("e", "running with no lease holder on "+strings.Fields(a.who)[0], "%s says scanState running, but no process held, took or tried to take dataDir/scan.lease during the call (coverage %q, message %q)%s", a.who, e.Coverage, e.Message, r.staleNote(a.who))
 		}
 	}
 	// Words of a project that was never visible appear nowhere.

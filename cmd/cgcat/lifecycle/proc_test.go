@@ -111,7 +111,7 @@ type answer struct {
 	env   envelope
 	raw   string // everything the process said: text content and JSON
 	query bool   // a projects call with a query (GBrain recall runs in it)
-	// quiet: no process held or even opened the scan lease while the call
+	// quiet: no process held, took or tried the scan lease while the call
 	// ran, so scanState "running" cannot be true (invariant e).
 	quiet bool
 	// elapsed: how long the call (or the CLI run) took.
@@ -334,11 +334,16 @@ func (s *bgScan) kill() {
 
 // ---- the scan lease -------------------------------------------------------
 
-// leaseWatch watches the data dir with inotify for any open, change or
-// replacement of scan.lease. Together with /proc/locks before and after a
-// call, it proves that no process held the lease during the call: a holder
-// must open the file to lock it, and the kernel queues that event before
-// the open returns.
+// leaseWatch watches the data dir with inotify for any write to, change
+// or replacement of scan.lease. Together with /proc/locks before and after
+// a call, it proves that no process held the lease during the call: one
+// that held it before the call or still holds it after is in /proc/locks;
+// one that took it during the call wrote its pid and mtime into the file
+// right after locking it (IN_MODIFY, IN_ATTRIB, queued before the write
+// returns), and one that tried and failed opened the file for writing and
+// closed it (IN_CLOSE_WRITE); a steal replaces the file. Plain opens for
+// reading are not counted: every answer reads the file (lease.Active) to
+// tell whether a pass is running, so counting them proved nothing ever.
 type leaseWatch struct {
 	fd   int
 	dir  string
@@ -350,7 +355,7 @@ func newLeaseWatch(dir string) (*leaseWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	mask := uint32(unix.IN_OPEN | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_CLOSE_WRITE)
+	mask := uint32(unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_CLOSE_WRITE)
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		unix.Close(fd)
 		return nil, err
