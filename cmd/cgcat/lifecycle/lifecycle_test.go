@@ -129,6 +129,7 @@ type stats struct {
 	checksAfterSettle int
 	listedAfterSettle int
 	movedChecked      int
+	movedToAlias      int // movedTo chains that ended at a bind-mount alias of the new root
 	completeClaims    int
 	completeChecked   int
 	slowDegraded      int // CLI answers that said degraded after a whole recall budget
@@ -220,8 +221,8 @@ func (r *run) report(elapsed time.Duration, steps int) {
 	t.Logf("lifecycle: ops %s", strings.Join(ops, " "))
 	t.Logf("lifecycle: time in CLI runs %s, in serve calls %s, in settles (all included) %s, in operations %s",
 		r.stats.cliTime.Round(time.Millisecond), r.stats.serveTime.Round(time.Millisecond), r.stats.settleTime.Round(time.Millisecond), r.stats.opTime.Round(time.Millisecond))
-	t.Logf("lifecycle: after settles %d listings checked for completeness (%d projects required), %d moves followed; %d coverage-complete claims, %d with projects to check",
-		r.stats.checksAfterSettle, r.stats.listedAfterSettle, r.stats.movedChecked, r.stats.completeClaims, r.stats.completeChecked)
+	t.Logf("lifecycle: after settles %d listings checked for completeness (%d projects required), %d moves followed (%d to a bind-mount alias of the new root); %d coverage-complete claims, %d with projects to check",
+		r.stats.checksAfterSettle, r.stats.listedAfterSettle, r.stats.movedChecked, r.stats.movedToAlias, r.stats.completeClaims, r.stats.completeChecked)
 	if r.stats.slowDegraded > 0 {
 		t.Logf("lifecycle: %d CLI answers said degraded while GBrain was up after using their whole recall budget (accepted)", r.stats.slowDegraded)
 	}

@@ -244,6 +244,17 @@ func idOf(path string) (fileID, bool) {
 	return fileID{uint64(st.Dev), st.Ino}, true
 }
 
+// sameDir: a and b are two paths of one directory (a bind mount shows a
+// directory under a second path), and both have the marker.
+func sameDir(a, b string) bool {
+	if a == "" || a == b || !hasMarker(a) || !hasMarker(b) {
+		return false
+	}
+	ia, ok1 := idOf(a)
+	ib, ok2 := idOf(b)
+	return ok1 && ok2 && ia == ib
+}
+
 func markerID(dir string) (fileID, bool) {
 	return idOf(filepath.Join(dir, ".codegraph", "codegraph.db"))
 }
