@@ -108,8 +108,8 @@ type run struct {
 
 	step       int
 	stepLog    []string
-	firstKey   map[string]int    // walk key → first step it was in force
-	resAtDeny  map[string]string // deny key → its resolution at the last write of the deny list
+	firstKey   map[string]int      // walk key → first step it was in force
+	resSince   map[string][]string // deny key → its resolutions since the config file was last written (first: at the write)
 	isRoot     bool
 	lastSettle int
 	lastConfig int // step the config file was last written
@@ -148,7 +148,7 @@ func newRun(t *testing.T, seed uint64, failFast bool) *run {
 	}
 	r := &run{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), crng: rand.New(rand.NewPCG(seed, 1)), failFast: failFast,
-		w: w, m: newModel(), firstKey: map[string]int{}, resAtDeny: map[string]string{},
+		w: w, m: newModel(), firstKey: map[string]int{}, resSince: map[string][]string{},
 		byKind: map[string]*violation{}, isRoot: os.Geteuid() == 0,
 	}
 	r.stats.ops = map[string]int{}

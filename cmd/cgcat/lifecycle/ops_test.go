@@ -102,6 +102,11 @@ func (r *run) doStep() {
 // afterChange updates what depends on the world as it is now: which
 // projects have ever been visible, and since when the walk settings hold.
 func (r *run) afterChange() {
+	for _, d := range r.w.deny {
+		if rs, now := r.resSince[d.key], resolveDeny(d.spelled); len(rs) == 0 || rs[len(rs)-1] != now {
+			r.resSince[d.key] = append(rs, now)
+		}
+	}
 	k := r.w.walkKey(r.c)
 	if _, ok := r.firstKey[k]; !ok {
 		r.firstKey[k] = r.step
@@ -128,9 +133,11 @@ func (r *run) afterChange() {
 }
 
 // visible says whether path may be shown under the config in force, and
-// whether that is certain. Uncertain: below a deny root whose resolution
-// changed on disk (a symlink appeared or went) since the deny list was last
-// written; processes re-resolve deny roots on reload and refresh (R37).
+// whether that is certain. Uncertain: below any place a deny root resolved
+// to since the config file was last written, when its resolution changed on
+// disk since (a symlink appeared or went, maybe appeared again): processes
+// re-resolve deny roots on reload and refresh (R37), so until the next
+// reload one may still hold any resolution of the meantime.
 func (r *run) visible(path string) (vis, certain bool) {
 	if !underAny(r.w.roots(r.c), path) || !underAny(r.w.shareRoots(r.c), path) {
 		return false, true
@@ -147,11 +154,7 @@ func (r *run) visible(path string) (vis, certain bool) {
 		}
 	}
 	for _, d := range r.w.deny {
-		if !r.c.deny[d.key] {
-			continue
-		}
-		now := resolveDeny(d.spelled)
-		if then := r.resAtDeny[d.key]; then != now && (within(now, path) || within(then, path)) {
+		if rs := r.resSince[d.key]; r.c.deny[d.key] && len(rs) > 1 && slices.ContainsFunc(rs, func(res string) bool { return within(res, path) }) {
 			return false, false
 		}
 	}
@@ -183,6 +186,11 @@ func (r *run) writeConfig(why string) {
 		r.t.Fatal(err)
 	}
 	r.lastConfig = r.step
+	// Every process loads the new file before its next answer (R37), and
+	// resolves the deny roots again as they are now.
+	for _, d := range r.w.deny {
+		r.resSince[d.key] = []string{resolveDeny(d.spelled)}
+	}
 	r.log("config: %s (roots %v, share %d, deny %v, maxDepth %d, gbrain %v)", why, rels(r.w, r.w.roots(r.c)), r.c.share, r.denyKeys(), r.c.maxDepth, r.c.gbrain)
 }
 
@@ -217,9 +225,6 @@ func (r *run) setup() {
 	r.c = cfg{libsRoot: true, deny: map[string]bool{"private": true, "aliased": true, "later": true, "latelink": true}, maxDepth: 4, gbrain: true}
 	r.gb = gbModel{enabled: true, mode: "up"}
 	r.fake.SetControl(r.t, gbraintest.Control{})
-	for _, d := range r.w.deny {
-		r.resAtDeny[d.key] = resolveDeny(d.spelled)
-	}
 	// A first tree: each kind of place once.
 	for _, area := range []string{relTeam, relTeam + "/深层 模块", relPrivate, relAliased, relLateSecret, relLibs + "/my libs", relCode, relLibs, relTeam + "/a/b/c/d"} {
 		r.create(r.w.abs(area), r.dirName(), false, -1)
@@ -506,9 +511,6 @@ func (r *run) opSharing() {
 func (r *run) opDeny() {
 	d := r.w.deny[r.rng.IntN(len(r.w.deny))]
 	r.c.deny[d.key] = !r.c.deny[d.key]
-	for _, s := range r.w.deny {
-		r.resAtDeny[s.key] = resolveDeny(s.spelled)
-	}
 	r.writeConfig(fmt.Sprintf("deny root %s (%s) %v", d.key, d.how, r.c.deny[d.key]))
 }
 
