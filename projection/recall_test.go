@@ -25,6 +25,12 @@ func (e *env) frontend(r server.Recall, budget time.Duration) *server.Frontend {
 		off := *e.cfg
 		off.GBrain.Enabled = false
 		cfg = &off
+	} else {
+		// A frontend asks recall only with gbrain.semanticSearch (keyword
+		// matches come from the card mirror, locally).
+		on := *e.cfg
+		on.GBrain.SemanticSearch = true
+		cfg = &on
 	}
 	f := server.NewFrontend(server.Options{
 		Config:       config.Fixed(cfg),
