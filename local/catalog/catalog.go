@@ -776,7 +776,7 @@ func Recheck(p *local.Project, pol Policy) Check {
 	}
 	// On a case-insensitive volume a case-only rename keeps the directory
 	// but not the spelling the record hands out.
-	if canon, err := pathid.Canonical(p.Root); err != nil || canon != filepath.Clean(p.Root) {
+	if canon, err := listedSpelling(p.Root); err != nil || canon != filepath.Clean(p.Root) {
 		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
 		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
 		return ck

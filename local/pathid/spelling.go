@@ -75,42 +75,55 @@ func onDiskSpelling(fsys dirFS, p string) (string, error) {
 	p = filepath.Clean(p)
 	vol := filepath.VolumeName(p)
 	out := vol + string(filepath.Separator)
+	var dirInfo fs.FileInfo // out's, once known: the next name's directory
 	for _, name := range strings.Split(p[len(vol):], string(filepath.Separator)) {
 		if name == "" {
 			continue
 		}
-		spelled, err := spellIn(fsys, out, name)
+		spelled, fi, err := spellIn(fsys, out, dirInfo, name)
 		if err != nil {
 			return "", err
 		}
-		out = filepath.Join(out, spelled)
+		out, dirInfo = filepath.Join(out, spelled), fi
 	}
 	return out, nil
 }
 
-// spellIn returns the listed spelling of name in dir.
-func spellIn(fsys dirFS, dir, name string) (string, error) {
+// spellIn returns the listed spelling of name in dir (whose lstat is
+// dirInfo, or nil) and name's own lstat.
+func spellIn(fsys dirFS, dir string, dirInfo fs.FileInfo, name string) (string, fs.FileInfo, error) {
 	full := filepath.Join(dir, name)
 	fi, err := fsys.Lstat(full)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	alts := variants(name)
-	insensitive := false
-	for _, a := range alts {
-		if ai, err := fsys.Lstat(filepath.Join(dir, a)); err == nil && fsys.SameFile(ai, fi) {
-			insensitive = true
-			break
+	var insensitive bool
+	if known, ok := asciiFolding.known(dirInfo, name); ok {
+		insensitive = known
+	} else {
+		for _, a := range variants(name) {
+			if ai, err := fsys.Lstat(filepath.Join(dir, a)); err == nil && fsys.SameFile(ai, fi) {
+				insensitive = true
+				break
+			}
 		}
+		asciiFolding.learn(dirInfo, name, insensitive)
 	}
 	if !insensitive {
-		return name, nil // only the exact spelling resolves: it is the listed one
+		return name, fi, nil // only the exact spelling resolves: it is the listed one
 	}
+	name, err = listedSpelling(fsys, dir, name, fi)
+	return name, fi, err
+}
+
+// listedSpelling finds name's spelling in dir's listing, for a directory
+// that resolves other spellings to fi too.
+func listedSpelling(fsys dirFS, dir, name string, fi fs.FileInfo) (string, error) {
 	loose := Rules{FoldCase: true, NormalizeNFC: true}
 	want := loose.name(name)
 	exact := false
 	var cands []string
-	err = fsys.ReadDirNames(dir, func(n string) bool {
+	err := fsys.ReadDirNames(dir, func(n string) bool {
 		if n == name {
 			exact = true
 			return false
