@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Text renders an envelope for text-only clients (R17): each project's id,
@@ -90,9 +91,34 @@ func Text(e *Envelope) string {
 
 // quote renders s as a JSON string (UTF-8 kept), so it reads as data.
 func quote(s string) string {
+	if plain(s) {
+		return `"` + s + `"` // what the encoder below gives for such a string
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// plain reports whether encoding/json (HTML escaping off) writes s between
+// quotes unchanged: valid UTF-8 with no quote, backslash, control byte or
+// U+2028/U+2029 (which it escapes for JavaScript).
+func plain(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += n
+	}
+	return true
 }
