@@ -271,15 +271,16 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	// running is a fact (R36): a live process walks now (it holds the
 	// scan lease and keeps it fresh), or this very call moved an empty
 	// catalog's pass on (R11). An unfinished pass that nobody walks right
-	// now is idle, and said so: a live serve resumes such a pass only at
-	// its next round (refreshIntervalSeconds), a killed scan never.
+	// now is idle, and said so: a live serve resumes such a pass within
+	// seconds (at its next interval when its own round hit a limit), a
+	// killed scan never.
 	switch {
 	case refresh.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
 		e.ScanState = "running"
 	case c.sliced && st.PassRunning:
 		e.ScanState = "running"
 	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
-		c.notes = append(c.notes, "A discovery pass is unfinished and nothing walks it right now; a host's cgcat serve resumes it at its next round, or `cgcat scan` finishes it now.")
+		c.notes = append(c.notes, "A discovery pass is unfinished and nothing walks it right now; a host's cgcat serve resumes it within seconds (after a round limit, at its next refresh interval), or `cgcat scan` finishes it now.")
 	case st.PassRunning:
 		c.notes = append(c.notes, "A discovery pass was left unfinished; the next `cgcat scan` (or a host's cgcat serve) resumes it.")
 	}

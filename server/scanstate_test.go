@@ -18,8 +18,8 @@ import (
 
 // scanState "running" is a fact (R36, issue 12 item 3): a pass left
 // unfinished by a scan that was killed is idle while nobody walks it, even
-// while a serve lives — that serve resumes it only at its next round, an
-// hour later with refreshIntervalSeconds 3600. (The lifecycle test, once it
+// while a serve lives (that serve resumes it within seconds; until then
+// nothing walks it). (The lifecycle test, once it
 // could tell when nobody held the scan lease: every answer after a killed
 // scan said "running" as long as any serve lived.)
 func TestUnfinishedPassNobodyWalksIsIdle(t *testing.T) {

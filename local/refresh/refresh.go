@@ -11,8 +11,8 @@
 // lease walks; the others see its work through what it publishes, and a
 // Kick in any process leaves a request file that the holder's loop picks
 // up. A pid file under dataDir/refreshers says a loop is alive ([Alive]):
-// an answer can say who resumes an unfinished pass (a live loop at its
-// next round, else the next `cgcat scan`); only a live lease holder
+// an answer can say who resumes an unfinished pass (a live loop within
+// seconds, else the next `cgcat scan`); only a live lease holder
 // ([Scanning]) makes it "running". The first round can be held back until GBrain's card mirror
 // is primed (HoldFirstRound), so that a fresh store gives this machine's
 // projects their old ids back.
@@ -55,6 +55,23 @@ type Refresher struct {
 	errMu   sync.Mutex
 	lastErr error // the last discovery failure, cleared by a success
 	running bool  // this process is in a round or slice now
+	// stopped: this process's last round left the pass unfinished (a round
+	// limit, a failure). Such a pass waits for the next interval (R10); a
+	// pass left unfinished by another process (a killed `cgcat scan`) is
+	// resumed within seconds.
+	stopped bool
+}
+
+func (r *Refresher) lastStopped() bool {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.stopped
+}
+
+func (r *Refresher) setStopped(v bool) {
+	r.errMu.Lock()
+	r.stopped = v
+	r.errMu.Unlock()
 }
 
 // Running reports whether this process is scanning right now.
@@ -150,8 +167,9 @@ func (r *Refresher) Run(ctx context.Context) {
 
 // due reports whether discovery has work now: a current root no finished
 // pass covered under the current walk settings (a root added, maxDepth
-// changed), an unfinished pass this process has not tried yet (or not for
-// an interval), or a last pass older than the refresh interval. Failed or
+// changed), an unfinished pass (at once when another process left it; an
+// interval after this process's own round stopped short of the end), or a
+// last pass older than the refresh interval. Failed or
 // refused rounds (another process scans) wait a few seconds before the
 // next try.
 func (r *Refresher) due(lastRound time.Time) bool {
@@ -168,7 +186,7 @@ func (r *Refresher) due(lastRound time.Time) bool {
 		}
 	}
 	if st.PassRunning {
-		return lastRound.IsZero() || now.Sub(lastRound) >= r.interval
+		return lastRound.IsZero() || !r.lastStopped() || now.Sub(lastRound) >= r.interval
 	}
 	return now.Sub(st.LastCompleted) >= r.interval
 }
@@ -211,6 +229,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	if err != nil {
 		r.log.Warn("discovery could not start", "err", err)
 		r.setErr(err)
+		r.setStopped(true)
 		return
 	}
 	defer s.Close()
@@ -221,9 +240,11 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("discovery round failed", "err", err)
 		r.setErr(err)
+		r.setStopped(true)
 		return
 	}
 	r.setErr(nil)
+	r.setStopped(!rd.Finished)
 	// Only directory counts: project counts would include projects this
 	// process's own view hides, and stderr ends up in the host's logs.
 	r.log.Debug("discovery round", "dirs", rd.Dirs, "finished", rd.Finished, "truncated", rd.Truncated)
