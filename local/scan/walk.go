@@ -3,15 +3,11 @@ package scan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/marker"
@@ -68,6 +64,9 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			}
 			if proj != nil {
 				res.found = append(res.found, *proj)
+				if s.onFound != nil {
+					s.onFound(proj.root)
+				}
 			}
 			if gap != nil {
 				res.gaps = append(res.gaps, *gap)
@@ -102,61 +101,14 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		return nil, nil, openGap(it, err)
 	}
 	defer d.Close()
-	hasMarker := false
-	badName := ""
-	deeper := 0 // subdirectories not entered because of maxDepth
-	err = d.List(func(name string, t fs.FileMode) {
-		if name == marker.Dir && t.IsDir() {
-			hasMarker = true
-			return
-		}
-		if exclude[name] {
-			return
-		}
-		if !utf8.ValidString(name) {
-			// A path that is not UTF-8 cannot travel through JSON intact,
-			// so it could never be handed out exactly: a gap, not a project.
-			if t.IsDir() && badName == "" {
-				badName = strings.ToValidUTF8(name, "\uFFFD")
-			}
-			return
-		}
-		child := filepath.Join(it.Path, name)
-		switch {
-		case t.IsDir():
-			if it.Depth >= s.opt.MaxDepth {
-				deeper++
-				return
-			}
-			children = append(children, item{Path: child, Depth: it.Depth + 1})
-		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
-			// Followed by its canonical target, which must lie under a
-			// discovery root; that path is opened like any other.
-			target, err := pathid.Canonical(child)
-			if err != nil {
-				return
-			}
-			if st, err := os.Stat(target); err == nil && st.IsDir() && s.underRoots(target) && !pathid.Within(target, it.Path) {
-				if it.Depth >= s.opt.MaxDepth {
-					deeper++
-					return
-				}
-				children = append(children, item{Path: target, Depth: it.Depth + 1})
-			}
-		}
-	})
+	ls, err := s.list(d, exclude)
 	if err != nil {
 		return nil, nil, gapFor(it.Path, err)
 	}
-	switch {
-	case badName != "":
-		gap = &Gap{Path: filepath.Join(it.Path, badName), Kind: local.GapName, Why: "directory name is not valid UTF-8; it is skipped"}
-	case deeper > 0:
-		gap = &Gap{Path: it.Path, Kind: local.GapDepth, Why: fmt.Sprintf("%d folder(s) below here are deeper than discovery.maxDepth %d and were not searched; raise discovery.maxDepth to include them", deeper, s.opt.MaxDepth)}
-	}
-	if hasMarker {
+	children, gap = s.expand(it, ls)
+	if ls.marker {
 		if v := marker.ProbeDir(d); v.Project {
-			proj = s.project(d, v)
+			proj = s.project(d, v, ls.sources)
 		}
 	}
 	return children, proj, gap
@@ -166,14 +118,21 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 // directory: its metadata (unless its stamp says nothing changed since it
 // was read), the identity of its database, and the identities of the
 // directories that lead to it.
-func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict) *found {
+func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict, sources []string) *found {
 	root := d.Path()
-	f := &found{root: root, stamp: meta.Stamp(root), lineage: s.lineage(root)}
+	f := &found{root: root, stamp: meta.StampNames(root, sources), lineage: s.lineage(root)}
 	if !v.DB.IsZero() {
 		f.dbID = v.DB.String()
 	}
+	key := pathid.Key(root)
 	s.mu.Lock()
-	known := s.stamps[pathid.Key(root)]
+	var known uint64
+	if s.known != nil {
+		known = s.known.byRoot[key].metaStamp()
+	}
+	if s.stampedAt != nil {
+		s.stampedAt[key] = time.Now()
+	}
 	s.mu.Unlock()
 	if f.stamp == 0 || known != f.stamp {
 		m := meta.ReadDir(d, s.opt.Meta)
