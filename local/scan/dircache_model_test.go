@@ -59,7 +59,7 @@ func TestDirCacheModel(t *testing.T) {
 	// clock is coarse too, and time.Now is not the clock it stamps with).
 	const tick = 100 * time.Millisecond
 	cached := func(s *Scanner) {
-		s.cacheMargin = tick + 20*time.Millisecond
+		setMargin(s, tick+20*time.Millisecond)
 		s.coarsen = func(_ string, t nofollow.Times) nofollow.Times {
 			t.Mtime, t.Ctime = t.Mtime/int64(tick)*int64(tick), t.Ctime/int64(tick)*int64(tick)
 			return t

@@ -66,13 +66,13 @@ func runPass(t testing.TB, st *store.Store, opt Options, tune func(*Scanner)) pa
 // store: what a walk of the tree as it is now finds.
 func uncached(t testing.TB, opt Options) passResult {
 	t.Helper()
-	return runPass(t, newStore(t), opt, func(s *Scanner) { s.noCache = true })
+	return runPass(t, newStore(t), opt, func(s *Scanner) { s.cache = nil })
 }
 
 // margin makes the racy margin short, so listings of directories changed
 // a moment ago are kept (the tests sleep past it before each pass).
 func margin(d time.Duration) func(*Scanner) {
-	return func(s *Scanner) { s.cacheMargin = d }
+	return func(s *Scanner) { setMargin(s, d) }
 }
 
 // needCache skips a test about the cache where the file system under dir
@@ -340,7 +340,7 @@ func TestDirCacheRacyListing(t *testing.T) {
 	opt := testOptions(root)
 	st := newStore(t)
 	coarse := func(s *Scanner) {
-		s.cacheMargin = time.Hour
+		setMargin(s, time.Hour)
 		s.coarsen = func(_ string, t nofollow.Times) nofollow.Times {
 			h := int64(time.Hour)
 			t.Mtime, t.Ctime = t.Mtime/h*h, t.Ctime/h*h
@@ -588,5 +588,12 @@ func TestCarriedSlicesLostToACrash(t *testing.T) {
 	sameFindings(t, "after the crash", r, clean)
 	if r.state.PassProjects != clean.state.PassProjects {
 		t.Fatalf("the resumed pass counted %d projects, a clean one %d", r.state.PassProjects, clean.state.PassProjects)
+	}
+}
+
+// setMargin replaces racyMargin in s's directory cache (if it has one).
+func setMargin(s *Scanner, d time.Duration) {
+	if s.cache != nil {
+		s.cache.margin = d
 	}
 }

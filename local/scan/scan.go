@@ -152,20 +152,17 @@ type Scanner struct {
 	carried    *slicePlan
 	lastCommit time.Time
 	// cache keeps directory listings between passes (dircache.go); nil
-	// until loaded, and where the platform cannot say when a directory
-	// changed.
+	// where the platform cannot say when a directory changed. Set before
+	// the first slice and never replaced (the walk's workers read it).
 	cache *dirCache
 	// passNo is the number of the pass being walked.
 	passNo uint64
 	// listings counts directories listed (not taken from the cache).
 	listings atomic.Int64
-	// Tests only: noCache walks without the directory cache; cacheMargin
-	// replaces racyMargin; coarsen makes directory times coarse, as some
-	// file systems keep them; onFound hears of every project found.
-	noCache     bool
-	cacheMargin time.Duration
-	coarsen     func(path string, t nofollow.Times) nofollow.Times
-	onFound     func(root string) // called for each project the walk finds
+	// Tests only: coarsen makes directory times coarse, as some file
+	// systems keep them; onFound hears of every project found.
+	coarsen func(path string, t nofollow.Times) nofollow.Times
+	onFound func(root string) // called for each project the walk finds
 	// cardIDs maps the root keys of this machine's mirrored GBrain cards to
 	// their project ids: a root found again after a lost catalog takes its
 	// old id back instead of a new one.
@@ -199,6 +196,7 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 		opt.Workers = 4
 	}
 	s := &Scanner{st: st, opt: opt, lease: l, now: time.Now}
+	s.cache = openDirCache(st.DataDir(), opt.key())
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		s.epoch = tx.BumpFence(fenceName)
 		// What the first slice needs, read from the same snapshot: one
@@ -421,12 +419,6 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	}
 	pass := s.passNo
 	s.mu.Unlock()
-	if s.cache == nil && !s.noCache {
-		s.cache = openDirCache(s.st.DataDir(), s.opt.key())
-		if s.cache != nil && s.cacheMargin != 0 {
-			s.cache.margin = s.cacheMargin
-		}
-	}
 	if s.cache != nil {
 		s.cache.startPass(pass)
 	}
