@@ -2,13 +2,15 @@ package scan
 
 import (
 	"encoding/binary"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
+	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/zeebo/xxh3"
@@ -50,22 +52,26 @@ import (
 // is seen. Symlinks, when followed, are resolved afresh on every visit.
 //
 // The cache lives in dataDir/scan.dircache, written by the lease holder
-// after each round (a temporary file renamed into place; no fsync: a torn
-// or damaged file fails its checksum and is ignored, never trusted) and
-// read when a scanner starts; the last file read or written is kept in
-// memory so a serve's next round does not read it again. Each entry carries
-// the number of the pass that last confirmed it; at the end of a pass only
-// the entries confirmed in that pass are kept, so a deleted directory's
-// entry does not outlive the pass that missed it. The file is bounded
-// (maxCacheBytes); what does not fit is listed every time. It holds facts
-// about the file system only, each checked against the file system before
-// use, never facts about the catalog: a cache older (or newer) than the
-// catalog, or taken from another data dir on the same machine, is as good
-// as any.
+// at the end of a pass and when it lets the lease go having listed or
+// confirmed anything since (a temporary file
+// renamed into place; no fsync: a torn or damaged file fails its checksum
+// and is ignored, never trusted) and read when a scanner starts; the last
+// file read or written is kept in memory so a serve's next round does not
+// read it again. Each entry carries the number of the pass that last
+// confirmed it; at the end of a pass only the entries confirmed in that
+// pass are kept, so a deleted directory's entry does not outlive the pass
+// that missed it. The file is bounded (maxCacheBytes); what does not fit is
+// listed every time. It holds facts about the file system only, each
+// checked against the file system before use, never facts about the
+// catalog: a cache older (or newer) than the catalog, or taken from another
+// data dir on the same machine, is as good as any.
+//
+// What a listing holds (listDir) is part of the format: a change to it
+// (another exclusion rule, other source names) needs a new cacheMagic.
 
 const (
 	cacheName     = "scan.dircache"
-	cacheMagic    = "cgcat dircache 1"
+	cacheMagic    = "cgcat dircache 2"
 	maxCacheBytes = 64 << 20
 	// maxCacheName bounds one name in the file (Linux: 255 bytes).
 	maxCacheName = 4096
@@ -90,27 +96,90 @@ var timedFS = map[int64]bool{
 	0xCA451A4E: true, // bcachefs
 }
 
+// cacheKey fingerprints the settings a listing depends on: excluded names
+// and whether symlinks are kept. maxDepth is not one of them (expand applies
+// it), so a deeper or shallower walk keeps the cache.
+func (o Options) cacheKey() uint64 { return local.WalkKey(-1, o.ExcludeNames, o.FollowSymlinks) }
+
 // dirCache is one scanner's view of the cache (see above).
 type dirCache struct {
 	path   string
-	walk   uint64
+	walk   uint64 // cacheKey of the walk settings
 	boot   string
 	margin time.Duration
 
-	// What the file held when the scanner began: read-only (and shared
-	// with later scanners of this process through memo).
-	old   []byte
-	oldIx map[dirKey]uint32
-	// oldPass is the highest pass an entry of old was confirmed in.
-	oldPass uint64
+	// kept is what earlier passes (or earlier rounds of this pass) left:
+	// a read-only file and which of its entries this scanner confirmed.
+	// Replaced whole (under mu), read without a lock.
+	kept atomic.Pointer[keptSet]
+	// devs says, per device, whether its file system keeps directory
+	// times (asked once per device and pass).
+	devs atomic.Pointer[sync.Map]
 
-	mu    sync.Mutex
-	pass  uint64            // the pass being walked
-	cur   []byte            // entries listed or confirmed in this pass by this scanner
-	curIx map[dirKey]uint32 // offsets into cur
-	dirty bool              // cur holds something the file does not
-	devs  map[uint64]bool   // device → its file system keeps times
+	mu      sync.Mutex
+	pass    uint64            // the pass being walked
+	fresh   []byte            // entries listed in this pass by this scanner
+	freshIx map[dirKey]uint32 // offsets into fresh
+	nFresh  atomic.Int32      // len(freshIx), read without mu
+	saved   int               // len(fresh) when the file was last written
 }
+
+// keptSet is a cache file's entries and which of them matched a directory
+// in the pass being walked (bit i: entry i).
+type keptSet struct {
+	file      *cacheFile
+	confirmed []atomic.Uint64
+	touched   atomic.Bool  // a bit was set since the file was last written
+	count     atomic.Int64 // bits set
+}
+
+func newKept(f *cacheFile) *keptSet {
+	return &keptSet{file: f, confirmed: make([]atomic.Uint64, (f.count()+63)/64)}
+}
+
+func (k *keptSet) isConfirmed(i int) bool { return k.confirmed[i/64].Load()&(1<<(i%64)) != 0 }
+
+func (k *keptSet) confirm(i int) {
+	if k.confirmed[i/64].Or(1<<(i%64))&(1<<(i%64)) == 0 {
+		k.touched.Store(true)
+		k.count.Add(1)
+	}
+}
+
+// cacheFile is the entries of one cache file, indexed when first needed.
+// Read-only: the scanners of this process share it through memo.
+type cacheFile struct {
+	body string // the entries, back to back (names are substrings of it)
+	n    int    // how many the header says there are (a hint)
+	once sync.Once
+	offs []uint32         // where entry i begins
+	ix   map[dirKey]int32 // a directory's entry
+}
+
+// index reads every entry; a file with any malformed entry is treated as
+// empty (never half trusted).
+func (f *cacheFile) index() {
+	f.once.Do(func() {
+		n := min(f.n, len(f.body)/entryMin)
+		offs := make([]uint32, 0, n)
+		ix := make(map[dirKey]int32, n)
+		for off := 0; off < len(f.body); {
+			k, end, ok := checkEntry(f.body, off)
+			if !ok || len(offs) >= 1<<31-1 {
+				return
+			}
+			ix[k] = int32(len(offs))
+			offs = append(offs, uint32(off))
+			off = end
+		}
+		f.offs, f.ix = offs, ix
+	})
+}
+
+func (f *cacheFile) count() int { f.index(); return len(f.offs) }
+
+// entryMin is the size of the smallest entry (no names).
+const entryMin = passAt + 8 + 1 + 3
 
 // dirKey is a directory's identity (pathid.ID without the Windows part:
 // a smaller map key).
@@ -143,9 +212,7 @@ var memo struct {
 	path  string
 	stamp fileStamp
 	walk  uint64
-	body  []byte
-	ix    map[dirKey]uint32
-	pass  uint64 // the highest pass of body's entries
+	file  *cacheFile
 }
 
 type fileStamp struct {
@@ -163,136 +230,132 @@ func stampFile(path string) (fileStamp, bool) {
 	return fileStamp{dev: id.Dev, ino: id.Ino, size: fi.Size(), mod: fi.ModTime().UnixNano()}, true
 }
 
-// openDirCache returns the cache of dataDir for walks under the walk key
-// (nil where there can be none: no boot id on this platform). A missing,
-// damaged or foreign file gives an empty cache.
+// openDirCache returns the cache of dataDir for walks with the cache key
+// walk (nil where there can be none: no boot id on this platform). A
+// missing, damaged or foreign file gives an empty cache.
 func openDirCache(dataDir string, walk uint64) *dirCache {
 	boot := bootID()
 	if boot == "" {
 		return nil
 	}
-	c := &dirCache{path: filepath.Join(dataDir, cacheName), walk: walk, boot: boot, margin: racyMargin,
-		curIx: map[dirKey]uint32{}, devs: map[uint64]bool{}}
-	c.old, c.oldIx, c.oldPass = loadCache(c.path, walk, boot)
+	c := &dirCache{path: filepath.Join(dataDir, cacheName), walk: walk, boot: boot, margin: racyMargin}
+	c.devs.Store(&sync.Map{})
+	if f := loadCache(c.path, walk, boot); f != nil {
+		c.kept.Store(newKept(f))
+	}
 	return c
 }
 
-// loadCache reads and indexes the file, or takes it from memo when the file
-// is the one memo holds.
-func loadCache(path string, walk uint64, boot string) ([]byte, map[dirKey]uint32, uint64) {
+// loadCache reads the file, or takes it from memo when the file is the one
+// memo holds; nil when there is none to trust.
+func loadCache(path string, walk uint64, boot string) *cacheFile {
 	fs, ok := stampFile(path)
 	if !ok {
-		return nil, nil, 0
+		return nil
 	}
 	memo.Lock()
 	defer memo.Unlock()
-	if memo.path == path && memo.stamp == fs && memo.walk == walk && memo.ix != nil {
-		return memo.body, memo.ix, memo.pass
+	if memo.path == path && memo.stamp == fs && memo.walk == walk && memo.file != nil {
+		return memo.file
 	}
 	if fs.size > maxCacheBytes+1<<20 {
-		return nil, nil, 0
+		return nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, 0
+		return nil
 	}
-	body, ok := parseCache(b, walk, boot)
+	body, n, ok := parseCache(b, walk, boot)
 	if !ok {
-		return nil, nil, 0
+		return nil
 	}
-	ix, pass := indexEntries(body)
-	if ix == nil {
-		return nil, nil, 0
-	}
-	memo.path, memo.stamp, memo.walk, memo.body, memo.ix, memo.pass = path, fs, walk, body, ix, pass
-	return body, ix, pass
+	f := &cacheFile{body: frozen(body), n: n}
+	memo.path, memo.stamp, memo.walk, memo.file = path, fs, walk, f
+	return f
 }
 
-// parseCache checks a file's header and checksum and returns its entries.
-func parseCache(b []byte, walk uint64, boot string) ([]byte, bool) {
+// The file: cacheMagic, the boot id (uvarint length and bytes), the cache
+// key and the number of entries (8 bytes each, little endian), the entries,
+// and the xxh3 hash of all that (8 bytes).
+
+// parseCache checks a file's header and checksum and returns its entries
+// and how many the header says there are.
+func parseCache(b []byte, walk uint64, boot string) ([]byte, int, bool) {
 	if len(b) < len(cacheMagic)+8 || string(b[:len(cacheMagic)]) != cacheMagic {
-		return nil, false
+		return nil, 0, false
 	}
 	sum := binary.LittleEndian.Uint64(b[len(b)-8:])
 	b = b[:len(b)-8]
 	if xxh3.Hash(b) != sum {
-		return nil, false
+		return nil, 0, false
 	}
-	r := cacheReader{b: b, off: len(cacheMagic)}
+	r := cacheReader[[]byte]{b: b, off: len(cacheMagic)}
 	gotBoot := r.str()
 	gotWalk := r.u64()
-	if r.bad || gotBoot != boot || gotWalk != walk {
-		return nil, false
+	n := r.u64()
+	if r.bad || gotBoot != boot || gotWalk != walk || n > uint64(len(b)) {
+		return nil, 0, false
 	}
-	return b[r.off:], true
+	return b[r.off:], int(n), true
 }
 
-// indexEntries indexes every entry of body, and says the highest pass
-// among them; nil if any is malformed (the whole file is then ignored).
-func indexEntries(body []byte) (map[dirKey]uint32, uint64) {
-	ix := map[dirKey]uint32{}
-	var top uint64
-	for off := 0; off < len(body); {
-		e, ok := decodeEntry(body, off)
-		if !ok {
-			return nil, 0
-		}
-		ix[e.id] = uint32(off)
-		top = max(top, e.pass)
-		off = e.end
+// frozen is b as a string without a copy: b is never written again (the
+// entries of a cache file are read-only once made).
+func frozen(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	return ix, top
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // trusts reports whether listings of directories on dev may be kept: its
-// file system keeps directory times (asked once per device).
+// file system keeps directory times.
 func (c *dirCache) trusts(d *nofollow.Dir, dev uint64) bool {
-	c.mu.Lock()
-	ok, known := c.devs[dev]
-	c.mu.Unlock()
-	if known {
-		return ok
+	devs := c.devs.Load()
+	if ok, known := devs.Load(dev); known {
+		return ok.(bool)
 	}
 	t, err := d.FSType()
-	ok = err == nil && timedFS[t]
-	c.mu.Lock()
-	c.devs[dev] = ok
-	c.mu.Unlock()
+	ok := err == nil && timedFS[t]
+	devs.Store(dev, ok)
 	return ok
 }
 
 // get returns the listing kept for a directory with these identity and
-// times, or nil. A listing taken from the file is confirmed for this pass.
+// times, or nil. A kept listing is confirmed for this pass.
 func (c *dirCache) get(t nofollow.Times) *listing {
 	k := keyOf(t.ID)
-	c.mu.Lock()
-	if off, ok := c.curIx[k]; ok {
-		e, ok := decodeEntry(c.cur, int(off))
-		c.mu.Unlock()
-		if ok && e.mtime == t.Mtime && e.ctime == t.Ctime {
-			return &e.ls
+	if c.nFresh.Load() > 0 {
+		// Listed in this pass already (a directory reached twice, by a
+		// followed symlink): that listing is the newest.
+		c.mu.Lock()
+		off, ok := c.freshIx[k]
+		var e cacheEntry
+		if ok {
+			e, ok = decodeEntry(c.fresh, int(off))
 		}
+		c.mu.Unlock()
+		if ok {
+			if e.mtime == t.Mtime && e.ctime == t.Ctime {
+				return &e.ls
+			}
+			return nil
+		}
+	}
+	kept := c.kept.Load()
+	if kept == nil {
 		return nil
 	}
-	old, oldIx := c.old, c.oldIx // replaced whole, never changed in place
-	c.mu.Unlock()
-	off, ok := oldIx[k]
+	kept.file.index()
+	i, ok := kept.file.ix[k]
 	if !ok {
 		return nil
 	}
-	e, ok := decodeEntry(old, int(off))
+	e, ok := decodeEntry(kept.file.body, int(kept.file.offs[i]))
 	if !ok || e.mtime != t.Mtime || e.ctime != t.Ctime {
 		return nil
 	}
-	c.mu.Lock()
-	if len(c.cur)+e.end-int(off) <= maxCacheBytes {
-		at := len(c.cur)
-		c.cur = append(c.cur, old[off:e.end]...)
-		binary.LittleEndian.PutUint64(c.cur[at+passAt:], c.pass)
-		c.curIx[k] = uint32(at)
-		c.dirty = true
-	}
-	c.mu.Unlock()
+	kept.confirm(int(i))
 	return &e.ls
 }
 
@@ -304,93 +367,144 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 		return
 	}
 	c.mu.Lock()
-	c.add(t, ls)
-	c.mu.Unlock()
-}
-
-// add appends an entry to cur (c.mu held).
-func (c *dirCache) add(t nofollow.Times, ls *listing) {
-	before := len(c.cur)
-	b := appendEntry(c.cur, t, c.pass, ls)
+	defer c.mu.Unlock()
+	before := len(c.fresh)
+	b := appendEntry(c.fresh, t, c.pass, ls)
 	if len(b) > maxCacheBytes {
+		c.fresh = b[:before]
 		return // full: the rest is listed every time
 	}
-	c.cur = b
-	c.curIx[keyOf(t.ID)] = uint32(before)
-	c.dirty = true
+	c.fresh = b
+	if c.freshIx == nil {
+		c.freshIx = map[dirKey]uint32{}
+	}
+	c.freshIx[keyOf(t.ID)] = uint32(before)
+	c.nFresh.Store(int32(len(c.freshIx)))
 }
 
-// startPass makes pass the one entries confirmed from now on belong to.
+// startPass makes pass the one entries are confirmed in from now on.
 // Entries confirmed in an earlier pass stay in the file until a pass ends
 // without confirming them.
 func (c *dirCache) startPass(pass uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pass != pass && len(c.cur) > 0 {
-		// A new pass in the same scanner without a save between (not the
-		// usual way): what the last one confirmed joins the old entries.
-		c.old, _ = c.merged(false)
-		c.oldIx = nil
-		c.cur, c.curIx = nil, map[dirKey]uint32{}
+	if c.pass == pass {
+		return
 	}
-	if c.oldIx == nil && len(c.old) > 0 {
-		c.oldIx, c.oldPass = indexEntries(c.old)
+	if c.pass != 0 && c.dirty() {
+		// A new pass in the same scanner without a save at the end of
+		// the last (not the usual way): what the last one listed or
+		// confirmed is kept as if written.
+		_, f := c.merged(false)
+		c.rebase(f)
 	}
 	c.pass = pass
+	c.devs.Store(&sync.Map{})
 }
 
-// merged is cur plus the old entries not confirmed again: all of them while
-// the pass goes on, only those confirmed in this pass (by an earlier
-// scanner) when it ended; and its index when it is cur's. c.mu held.
-func (c *dirCache) merged(passEnded bool) ([]byte, map[dirKey]uint32) {
-	if len(c.old) == 0 || passEnded && c.oldPass < c.pass {
-		return c.cur, c.curIx // nothing of old stays
-	}
-	out := make([]byte, 0, len(c.cur)+len(c.old))
-	out = append(out, c.cur...)
-	for off := 0; off < len(c.old); {
-		e, ok := decodeEntry(c.old, off)
-		if !ok {
-			break
-		}
-		if _, again := c.curIx[e.id]; !again && (!passEnded || e.pass == c.pass) && len(out)+e.end-off <= maxCacheBytes {
-			out = append(out, c.old[off:e.end]...)
-		}
-		off = e.end
-	}
-	return out, nil
+// dirty reports whether anything was listed or confirmed since the file
+// was last written (c.mu held).
+func (c *dirCache) dirty() bool {
+	kept := c.kept.Load()
+	return len(c.fresh) > c.saved || kept != nil && kept.touched.Load()
 }
 
-// save writes the file when it would change: after a round that listed or
-// confirmed anything, and always at the end of a pass (which drops the
-// entries the pass did not confirm). Best effort: a failure only costs
-// listings.
+// rebase makes body the kept entries, with nothing confirmed or listed
+// since (c.mu held).
+func (c *dirCache) rebase(f *cacheFile) {
+	c.kept.Store(newKept(f))
+	c.fresh, c.freshIx, c.saved = nil, nil, 0
+	c.nFresh.Store(0)
+}
+
+// merged is the file to write (c.mu held): the entries listed in this
+// pass, then the kept ones not listed again that were confirmed in this
+// pass (by this scanner, or by an earlier one of the pass whose file this
+// one read), and, while the pass goes on, all the others too. It returns
+// the whole file and its entries.
+func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
+	kept := c.kept.Load()
+	size := len(c.fresh)
+	if kept != nil {
+		size += len(kept.file.body)
+	}
+	out := make([]byte, 0, len(cacheMagic)+binary.MaxVarintLen64+len(c.boot)+24+min(size, maxCacheBytes))
+	out = append(out, cacheMagic...)
+	out = binary.AppendUvarint(out, uint64(len(c.boot)))
+	out = append(out, c.boot...)
+	out = binary.LittleEndian.AppendUint64(out, c.walk)
+	countAt := len(out)
+	out = binary.LittleEndian.AppendUint64(out, 0)
+	head := len(out)
+	out = append(out, c.fresh...)
+	n := len(c.freshIx)
+	if kept != nil {
+		kept.file.index()
+		f := kept.file
+		for i, off := range f.offs {
+			end := len(f.body)
+			if i+1 < len(f.offs) {
+				end = int(f.offs[i+1])
+			}
+			r := cacheReader[string]{b: f.body, off: int(off)}
+			k := dirKey{r.u64(), r.u64()}
+			r.off += 16
+			pass := r.u64()
+			if _, again := c.freshIx[k]; again {
+				continue // listed anew
+			}
+			confirmed := kept.isConfirmed(i)
+			if passEnded && !confirmed && pass != c.pass {
+				continue // the pass did not meet it
+			}
+			if len(out)-head+end-int(off) > maxCacheBytes {
+				break
+			}
+			at := len(out)
+			out = append(out, f.body[off:end]...)
+			if confirmed {
+				binary.LittleEndian.PutUint64(out[at+passAt:], c.pass)
+			}
+			n++
+		}
+	}
+	binary.LittleEndian.PutUint64(out[countAt:], uint64(n))
+	body := out[head:]
+	out = binary.LittleEndian.AppendUint64(out, xxh3.Hash(out))
+	return out, &cacheFile{body: frozen(body), n: n}
+}
+
+// save writes the file when it would change: at the end of a pass (which
+// drops the entries the pass did not confirm), and when the scanner lets
+// the lease go having listed or confirmed anything since the last write.
+// Best effort: a failure only costs listings.
 func (c *dirCache) save(passEnded bool) error {
 	c.mu.Lock()
-	if !c.dirty && !passEnded {
-		c.mu.Unlock()
+	defer c.mu.Unlock()
+	if !c.dirty() && !passEnded {
 		return nil
 	}
-	body, ix := c.merged(passEnded)
-	pass := c.pass
-	c.dirty = false
-	if passEnded {
-		// What the next pass starts from: this pass's entries (indexed
-		// when that pass begins in this scanner, if ever, unless cur's
-		// index serves).
-		c.old, c.oldIx, c.oldPass = body, ix, pass
-		c.cur, c.curIx = nil, map[dirKey]uint32{}
-	} else if ix != nil {
-		ix = maps.Clone(ix) // cur grows on
+	if kept := c.kept.Load(); passEnded && len(c.fresh) == 0 && kept != nil && kept.count.Load() == int64(kept.file.count()) {
+		// Nothing listed, everything met: the file would change only in
+		// its entries' pass numbers, and nothing reads them before the
+		// next pass has confirmed its own (an unchanged tree costs no
+		// write). The next pass starts from the same file, indexed.
+		kept = newKept(kept.file)
+		c.kept.Store(kept)
+		return nil
 	}
-	c.mu.Unlock()
-	b := make([]byte, 0, len(body)+64)
-	b = append(b, cacheMagic...)
-	b = binary.AppendUvarint(b, uint64(len(c.boot)))
-	b = append(b, c.boot...)
-	b = binary.LittleEndian.AppendUint64(b, c.walk)
-	b = append(b, body...)
-	b = binary.LittleEndian.AppendUint64(b, xxh3.Hash(b))
+	b, f := c.merged(passEnded)
+	if passEnded {
+		// What the next pass starts from (indexed when it first looks).
+		c.rebase(f)
+	} else {
+		// The pass goes on from what is kept and confirmed in memory;
+		// the file holds it too, for a scanner that takes the pass over.
+		c.saved = len(c.fresh)
+		if kept := c.kept.Load(); kept != nil {
+			kept.touched.Store(false)
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.path), cacheName+".tmp-*")
 	if err != nil {
 		return err
@@ -408,7 +522,7 @@ func (c *dirCache) save(passEnded bool) error {
 	}
 	if fs, ok := stampFile(c.path); ok {
 		memo.Lock()
-		memo.path, memo.stamp, memo.walk, memo.body, memo.ix, memo.pass = c.path, fs, c.walk, body, ix, pass
+		memo.path, memo.stamp, memo.walk, memo.file = c.path, fs, c.walk, f
 		memo.Unlock()
 	}
 	return nil
@@ -455,9 +569,10 @@ func appendStr(b []byte, s string) []byte {
 }
 
 // decodeEntry reads the entry at off; ok is false for anything malformed,
-// including a name that is not one plain name.
-func decodeEntry(b []byte, off int) (e cacheEntry, ok bool) {
-	r := cacheReader{b: b, off: off}
+// including a name that is not one plain name. From a string, the names
+// are substrings of it (no copy).
+func decodeEntry[T ~string | ~[]byte](b T, off int) (e cacheEntry, ok bool) {
+	r := cacheReader[T]{b: b, off: off}
 	e.id.dev, e.id.ino = r.u64(), r.u64()
 	e.mtime, e.ctime = int64(r.u64()), int64(r.u64())
 	e.pass = r.u64()
@@ -473,9 +588,13 @@ func decodeEntry(b []byte, off int) (e cacheEntry, ok bool) {
 	}
 	for i, dst := range []*[]string{&e.ls.dirs, &e.ls.links, &e.ls.sources} {
 		n := r.uvarint()
-		if n > uint64(len(b)-r.off) {
+		if r.bad || n > uint64(len(b)-r.off) {
 			return e, false
 		}
+		if n == 0 {
+			continue
+		}
+		*dst = make([]string, 0, n)
 		for range n {
 			s := r.str()
 			if !plainName(s) || (i == 0 && !utf8.ValidString(s)) {
@@ -489,6 +608,36 @@ func decodeEntry(b []byte, off int) (e cacheEntry, ok bool) {
 	}
 	e.end = r.off
 	return e, true
+}
+
+// checkEntry is decodeEntry without the decoding: it says whether the
+// entry at off is well formed, and its directory and end.
+func checkEntry(b string, off int) (k dirKey, end int, ok bool) {
+	r := cacheReader[string]{b: b, off: off}
+	k.dev, k.ino = r.u64(), r.u64()
+	r.off += 24 // times, pass
+	flags := r.byte()
+	if r.bad || r.off > len(b) || flags&^3 != 0 {
+		return k, 0, false
+	}
+	if flags&2 != 0 {
+		if s := r.str(); s == "" || !plainName(s) {
+			return k, 0, false
+		}
+	}
+	for i := range 3 {
+		n := r.uvarint()
+		if r.bad || n > uint64(len(b)-r.off) {
+			return k, 0, false
+		}
+		for range n {
+			s := r.str()
+			if !plainName(s) || (i == 0 && !utf8.ValidString(s)) {
+				return k, 0, false
+			}
+		}
+	}
+	return k, r.off, !r.bad
 }
 
 // plainName: one entry name (not empty, ".", "..", and without a slash or
@@ -506,36 +655,47 @@ func plainName(s string) bool {
 }
 
 // cacheReader decodes with bounds checks; bad is set on the first overrun.
-type cacheReader struct {
-	b   []byte
+type cacheReader[T ~string | ~[]byte] struct {
+	b   T
 	off int
 	bad bool
 }
 
-func (r *cacheReader) u64() uint64 {
+func (r *cacheReader[T]) u64() uint64 {
 	if r.bad || len(r.b)-r.off < 8 {
 		r.bad = true
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	var v uint64
+	for i := 7; i >= 0; i-- {
+		v = v<<8 | uint64(r.b[r.off+i])
+	}
 	r.off += 8
 	return v
 }
 
-func (r *cacheReader) uvarint() uint64 {
-	if r.bad {
-		return 0
+func (r *cacheReader[T]) uvarint() uint64 {
+	var v uint64
+	for shift := 0; !r.bad; shift += 7 {
+		if r.off >= len(r.b) || shift > 63 {
+			r.bad = true
+			break
+		}
+		c := r.b[r.off]
+		r.off++
+		if shift == 63 && c > 1 {
+			r.bad = true
+			break
+		}
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
 	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.off += n
-	return v
+	return 0
 }
 
-func (r *cacheReader) byte() byte {
+func (r *cacheReader[T]) byte() byte {
 	if r.bad || r.off >= len(r.b) {
 		r.bad = true
 		return 0
@@ -545,7 +705,7 @@ func (r *cacheReader) byte() byte {
 	return v
 }
 
-func (r *cacheReader) str() string {
+func (r *cacheReader[T]) str() string {
 	n := r.uvarint()
 	if r.bad || n > maxCacheName || n > uint64(len(r.b)-r.off) {
 		r.bad = true

@@ -357,21 +357,42 @@ func TestDirCacheRacyListing(t *testing.T) {
 	}
 }
 
-// TestDirCacheWalkSettings: excluded names and maxDepth changed between
-// passes are obeyed (the cache of other walk settings is not used).
+// TestDirCacheWalkSettings: excluded names, maxDepth and followSymlinks
+// changed between passes are obeyed. Listings made under other excluded
+// names or another followSymlinks are not used; maxDepth does not shape a
+// listing, so a shallower pass takes its listings from the cache, and the
+// deeper pass after it lists only what the shallow ones did not reach.
 func TestDirCacheWalkSettings(t *testing.T) {
 	const m = 40 * time.Millisecond
 	root := cacheTree(t)
 	needCache(t, root)
 	mkProject(t, filepath.Join(root, "vendor", "dep"))
+	// A link followed only with followSymlinks: d/lnk → a/b.
+	if err := os.Symlink(filepath.Join(root, "a", "b"), filepath.Join(root, "d", "lnk")); err != nil {
+		t.Fatal(err)
+	}
 	base := testOptions(root)
 	withVendor := base
 	withVendor.ExcludeNames = append(slices.Clone(base.ExcludeNames), "vendor")
 	shallow := base
 	shallow.MaxDepth = 2
+	follow := base
+	follow.FollowSymlinks = true
 	st := newStore(t)
 	time.Sleep(2 * m)
-	for i, opt := range []Options{base, base, withVendor, withVendor, shallow, shallow, base} {
+	const all, none, some = "all", "none", "some"
+	steps := []struct {
+		opt    Options
+		listed string
+	}{
+		{base, all}, {base, none},
+		{withVendor, all}, {withVendor, none},
+		{base, all}, {shallow, none}, {shallow, none}, {base, some},
+		{follow, all}, {follow, none},
+		{base, all},
+	}
+	for i, step := range steps {
+		opt := step.opt
 		r := runPass(t, st, opt, margin(m))
 		sameFindings(t, fmt.Sprintf("settings %d", i), r, uncached(t, opt))
 		vendored := slices.Contains(r.found, filepath.Join(root, "vendor/dep"))
@@ -385,11 +406,14 @@ func TestDirCacheWalkSettings(t *testing.T) {
 			t.Fatalf("settings %d: an excluded name was walked", i)
 		case opt.MaxDepth != 2 && len(opt.ExcludeNames) == len(base.ExcludeNames) && !vendored:
 			t.Fatalf("settings %d: vendor/dep not found", i)
+		case opt.FollowSymlinks && count(r.found, filepath.Join(root, "a/b/p2")) != 2:
+			t.Fatalf("settings %d: the link to a/b was not followed", i)
 		}
-		// The first pass under new settings lists everything; the second
-		// lists nothing.
-		if changed := i == 0 || i == 2 || i == 4 || i == 6; changed && r.listed == 0 || !changed && r.listed != 0 {
-			t.Fatalf("settings %d: %d directories listed", i, r.listed)
+		// All: as many as a pass with an empty cache lists (a directory
+		// reached twice, through the link, is listed once).
+		n, dirs := r.listed, runPass(t, newStore(t), opt, margin(m)).listed
+		if step.listed == all && n != dirs || step.listed == none && n != 0 || step.listed == some && (n == 0 || n >= dirs) {
+			t.Fatalf("settings %d: %d of %d directories listed, want %s", i, n, dirs, step.listed)
 		}
 		time.Sleep(2 * m)
 	}
@@ -467,8 +491,9 @@ func FuzzDirCacheEntries(f *testing.F) {
 	f.Add(appendEntry(nil, nofollow.Times{Mtime: 1, Ctime: 2}, 3, ls))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ix, _ := indexEntries(b)
-		for _, off := range ix {
+		cf := &cacheFile{body: string(b)}
+		cf.index()
+		for _, off := range cf.offs {
 			e, ok := decodeEntry(b, int(off))
 			if !ok {
 				t.Fatal("indexed an entry that does not decode")
@@ -570,7 +595,7 @@ func TestCarriedSlicesLostToACrash(t *testing.T) {
 			t.Fatal("fixture: a slice of an unchanged tree cannot be carried")
 		}
 		if i == 4 { // three carried, and this one: one commit
-			dirs += len(s.carried.w.consumed) + len(pl.w.consumed)
+			dirs += s.carried.w.dirs + pl.w.dirs
 			if _, err := s.commit(ctx, s.withCarried(pl), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -596,4 +621,13 @@ func setMargin(s *Scanner, d time.Duration) {
 	if s.cache != nil {
 		s.cache.margin = d
 	}
+}
+
+func count(list []string, s string) (n int) {
+	for _, v := range list {
+		if v == s {
+			n++
+		}
+	}
+	return n
 }

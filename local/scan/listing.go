@@ -82,14 +82,14 @@ func (s *Scanner) expand(it item, ls *listing) (children []item, gap *Gap) {
 			deeper++
 			continue
 		}
-		children = append(children, item{Path: filepath.Join(it.Path, name), Depth: it.Depth + 1})
+		children = append(children, item{Path: join(it.Path, name), Depth: it.Depth + 1})
 	}
 	if s.opt.FollowSymlinks {
 		for _, name := range ls.links {
 			// Followed by its canonical target, which must lie under a
 			// discovery root; that path is opened like any other. Resolved
 			// afresh on every visit: a link's target is not the listing's.
-			child := filepath.Join(it.Path, name)
+			child := join(it.Path, name)
 			target, err := pathid.Canonical(child)
 			if err != nil {
 				continue
@@ -114,14 +114,14 @@ func (s *Scanner) expand(it item, ls *listing) (children []item, gap *Gap) {
 
 // list is d's listing: the one kept from an earlier pass when d's identity
 // and change times say it cannot differ (dircache.go), else a fresh one,
-// kept for the passes after when it may be.
-func (s *Scanner) list(d *nofollow.Dir, exclude map[string]bool) (*listing, error) {
+// kept for the passes after when it may be. start is a moment before d was
+// opened (see dirCache.keep).
+func (s *Scanner) list(d *nofollow.Dir, exclude map[string]bool, start time.Time) (*listing, error) {
 	c := s.cache
 	if c == nil {
 		s.listings.Add(1)
 		return s.listDir(d, exclude)
 	}
-	start := time.Now() // before the fstat: see dirCache.keep
 	t, err := d.Times()
 	ok := err == nil && c.trusts(d, t.ID.Dev)
 	if ok && s.coarsen != nil {
@@ -138,4 +138,13 @@ func (s *Scanner) list(d *nofollow.Dir, exclude map[string]bool) (*listing, erro
 		c.keep(t, ls, start)
 	}
 	return ls, err
+}
+
+// join is filepath.Join for a clean directory path and one plain name (a
+// name from a listing), without cleaning again.
+func join(dir, name string) string {
+	if len(dir) > 0 && os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }

@@ -196,7 +196,9 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 		opt.Workers = 4
 	}
 	s := &Scanner{st: st, opt: opt, lease: l, now: time.Now}
-	s.cache = openDirCache(st.DataDir(), opt.key())
+	t0 := time.Now()
+	s.cache = openDirCache(st.DataDir(), opt.cacheKey())
+	t1 := time.Now()
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		s.epoch = tx.BumpFence(fenceName)
 		// What the first slice needs, read from the same snapshot: one
@@ -207,11 +209,18 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 		l.Release()
 		return nil, err
 	}
+	if traceScan {
+		fmt.Fprintf(os.Stderr, "start: directory cache read %v, store %v\n", t1.Sub(t0), time.Since(t1))
+	}
 	return s, nil
 }
 
 // Close releases the lease. The queue stays for whoever scans next.
-func (s *Scanner) Close() error { return s.lease.Release() }
+func (s *Scanner) Close() error {
+	// While the lease is still ours: only its holder writes the file.
+	s.saveCache(false)
+	return s.lease.Release()
+}
 
 // RunRound runs slices until the pass finishes or a round budget is spent.
 // A new pass starts when none is running.
@@ -251,7 +260,7 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 		if err := wait(); err != nil {
 			return r, err
 		}
-		r.Dirs += len(pl.w.consumed)
+		r.Dirs += pl.w.dirs
 		r.Projects += len(pl.w.found)
 		r.Finished = len(pl.w.pending) == 0
 		var stop bool
@@ -276,7 +285,9 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 			if err != nil {
 				return r, err
 			}
-			s.saveCache(next)
+			if !next.PassRunning {
+				s.saveCache(true)
+			}
 			return r, nil
 		}
 		inflight = make(chan error, 1)
@@ -324,6 +335,8 @@ func (p *slicePlan) join(next *slicePlan) {
 		for i, it := range p.fresh {
 			p.unsaved[it.key] = i
 		}
+		// Only what has a queue entry to delete is kept (w.dirs counts).
+		p.w.consumed = slices.DeleteFunc(p.w.consumed, func(it item) bool { return it.key == "" })
 	}
 	for _, it := range next.w.consumed {
 		if i, ok := p.unsaved[it.key]; ok {
@@ -331,10 +344,13 @@ func (p *slicePlan) join(next *slicePlan) {
 			// written: neither written nor deleted.
 			delete(p.unsaved, it.key)
 			p.fresh[i].key = ""
-			it.key = ""
+			continue
 		}
-		p.w.consumed = append(p.w.consumed, it)
+		if it.key != "" {
+			p.w.consumed = append(p.w.consumed, it) // its queue entry goes
+		}
 	}
+	p.w.dirs += next.w.dirs
 	for _, it := range next.fresh {
 		p.unsaved[it.key] = len(p.fresh)
 		p.fresh = append(p.fresh, it)
@@ -358,19 +374,23 @@ func (s *Scanner) RunSlice(ctx context.Context, dirs int, until time.Time) (Stat
 		s.stack = nil // the store is the truth again; reload next time
 		return st, err
 	}
-	s.saveCache(st)
+	if !st.PassRunning {
+		s.saveCache(true)
+	}
 	return st, nil
 }
 
-// saveCache writes the directory cache after a committed round or slice
-// (best effort: a cache that cannot be written costs listings, nothing
-// else).
-func (s *Scanner) saveCache(st State) {
+// saveCache writes the directory cache at the end of a pass and when the
+// scanner closes (best effort: a cache that cannot be written costs
+// listings, nothing else).
+func (s *Scanner) saveCache(passEnded bool) {
 	if s.cache == nil {
 		return
 	}
-	if err := s.cache.save(!st.PassRunning); err != nil && traceScan {
-		fmt.Fprintf(os.Stderr, "directory cache not saved: %v\n", err)
+	t0 := time.Now()
+	err := s.cache.save(passEnded)
+	if traceScan {
+		fmt.Fprintf(os.Stderr, "directory cache saved in %v (err %v)\n", time.Since(t0), err)
 	}
 }
 
@@ -429,7 +449,7 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	t0 := time.Now()
 	pl.w = s.walk(ctx, stack, n, until)
 	if traceScan {
-		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", len(pl.w.consumed), time.Since(t0))
+		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", pl.w.dirs, time.Since(t0))
 	}
 	// Unread items keep their keys; new ones get higher sequence numbers in
 	// stack order, so a reload rebuilds the same stack.
@@ -462,7 +482,7 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 	s.lastCommit = t0
 	defer func() {
 		if traceScan {
-			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v\n", len(w.consumed), len(pl.fresh), time.Since(t0))
+			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v\n", w.dirs, len(pl.fresh), time.Since(t0))
 		}
 	}()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
@@ -522,7 +542,7 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 				return err
 			}
 		}
-		cur.PassDirs += len(w.consumed)
+		cur.PassDirs += w.dirs
 		cur.PassProjects += len(w.found)
 		for _, g := range w.gaps {
 			cur.PassGapCount++

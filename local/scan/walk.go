@@ -18,7 +18,8 @@ import (
 
 // walkResult is what one slice's walk saw.
 type walkResult struct {
-	consumed []item // directories read (or dropped) in this slice
+	consumed []item // directories read (or dropped) in this slice, or of them those with a queue key (slicePlan.join)
+	dirs     int    // how many directories were read (or dropped)
 	pending  []item // directories still to read
 	found    []found
 	gaps     []Gap
@@ -28,6 +29,10 @@ type walkResult struct {
 // from the top of the stack. Each worker lists a directory once; d_type from
 // the listing tells directories apart without a stat per entry.
 func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time) walkResult {
+	// Listings are kept only when their directory had not changed for a
+	// while before this moment (dirCache.keep): taken once, before any
+	// directory of the slice is looked at.
+	began := time.Now()
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)
@@ -54,7 +59,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			stack = stack[:len(stack)-1]
 			inflight++
 			mu.Unlock()
-			children, proj, gap := s.readDir(it, exclude)
+			children, proj, gap := s.readDir(it, exclude, began)
 			mu.Lock()
 			inflight--
 			res.consumed = append(res.consumed, it)
@@ -81,6 +86,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 	}
 	wg.Wait()
 	res.pending = stack
+	res.dirs = len(res.consumed)
 	return res
 }
 
@@ -92,7 +98,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 // directory swapped for a symlink since it was queued is refused, never
 // followed), and its marker and metadata are read relative to that open
 // directory, so nothing read can come from elsewhere.
-func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, proj *found, gap *Gap) {
+func (s *Scanner) readDir(it item, exclude map[string]bool, began time.Time) (children []item, proj *found, gap *Gap) {
 	if it.Path == "" || !s.underRoots(it.Path) {
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
@@ -101,7 +107,7 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		return nil, nil, openGap(it, err)
 	}
 	defer d.Close()
-	ls, err := s.list(d, exclude)
+	ls, err := s.list(d, exclude, began)
 	if err != nil {
 		return nil, nil, gapFor(it.Path, err)
 	}
