@@ -24,20 +24,27 @@ import (
 // removed, renamed, swapped for symlinks, made unreadable and readable
 // again, changed with their mtime set back, databases created in and
 // removed from existing .codegraph directories, excluded names, walk
-// settings changed) and after every change runs a pass with the directory
-// cache, as the lease holder would, and a walk of the same tree without it:
-// both must find the same projects and gaps and read the same number of
-// directories. The file system's clock is made coarse (the cache must not
-// keep a listing taken in the tick of a change), and the test sleeps now
-// and then so that listings age into the cache. CGCAT_MODEL_SEED replays a
-// failing run; CGCAT_MODEL_STEPS sets its length.
+// settings changed, the cache file damaged or replaced by another data
+// dir's) and after every change runs a pass with the directory cache, as
+// the lease holder would (sometimes split over several scanners, a round
+// each), and a walk of the same tree without it: both must find the same
+// projects and gaps, read the same number of directories and say the same
+// of each project. The file system's clock is made coarse (the cache must
+// not keep a listing taken in the tick of a change), and the test sleeps
+// now and then so that listings age into the cache. CGCAT_MODEL_SEED
+// replays a failing run; CGCAT_MODEL_STEPS sets its length.
 func TestDirCacheModel(t *testing.T) {
-	if fixture.RunUnprivileged(t) {
-		return
-	}
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("CGCAT_MODEL_SEED"); v != "" {
 		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	if os.Getenv("CGCAT_UNPRIVILEGED") != "1" {
+		// The run as nobody (below) gets the same seed.
+		t.Logf("seed %d (CGCAT_MODEL_SEED=%d replays this run)", seed, seed)
+		t.Setenv("CGCAT_MODEL_SEED", strconv.FormatUint(seed, 10))
+	}
+	if fixture.RunUnprivileged(t) {
+		return
 	}
 	steps := 100
 	if testing.Short() {
@@ -55,6 +62,8 @@ func TestDirCacheModel(t *testing.T) {
 		m.mkdir(m.randDir(), i%3 == 0)
 	}
 	st := newStore(t)
+	other := newStore(t) // another data dir, scanning the same tree now and then
+	cachePath := filepath.Join(st.DataDir(), cacheName)
 	// A tick of 100 ms, and a margin a little over it (the kernel's own
 	// clock is coarse too, and time.Now is not the clock it stamps with).
 	const tick = 100 * time.Millisecond
@@ -110,14 +119,35 @@ func TestDirCacheModel(t *testing.T) {
 		case r < 86:
 			opt = settings[m.rng.IntN(len(settings))]
 			op = fmt.Sprintf("settings: maxDepth %d, exclude %v, followSymlinks %v", opt.MaxDepth, opt.ExcludeNames, opt.FollowSymlinks)
-		case r < 93:
+		case r < 90:
 			time.Sleep(3 * tick)
 			op = "sleep"
+		case r < 92:
+			op = m.damage(cachePath)
+		case r < 94:
+			quickPass(t, other, opt, cached)
+			op = "another data dir scans"
+		case r < 96:
+			b, err := os.ReadFile(filepath.Join(other.DataDir(), cacheName))
+			if err == nil {
+				err = os.WriteFile(cachePath, b, 0o600)
+			}
+			op = fmt.Sprintf("the cache file of another data dir taken (%v)", err)
 		default:
 			op = "nothing"
 		}
+		split := 0
+		if m.rng.IntN(5) == 0 {
+			split = 1 + m.rng.IntN(8)
+			op += fmt.Sprintf("; the pass in rounds of %d directories, a scanner each", split)
+		}
 		m.ops = append(m.ops, op)
-		got := runPass(t, st, opt, cached)
+		var got passResult
+		if split > 0 {
+			got = splitPass(t, st, opt, cached, split)
+		} else {
+			got = runPass(t, st, opt, cached)
+		}
 		want := uncached(t, opt)
 		sameFindings(t, fmt.Sprintf("seed %d, step %d (%s); all steps:\n  %s\n", seed, step, op, strings.Join(m.ops, "\n  ")), got, want)
 		listed += got.listed
@@ -130,6 +160,36 @@ func TestDirCacheModel(t *testing.T) {
 	if timedFS[ty] && bootID() != "" && listed >= visited {
 		t.Fatalf("the cache was never used (%d listings for %d visits)", listed, visited)
 	}
+}
+
+// splitPass is runPass with a scanner per round of at most dirs
+// directories (as serves take a long pass over, round by round).
+func splitPass(t testing.TB, st *store.Store, opt Options, tune func(*Scanner), dirs int) passResult {
+	t.Helper()
+	ctx := context.Background()
+	opt.RoundDirs, opt.SliceDirs = dirs, min(dirs, opt.SliceDirs)
+	var res passResult
+	for {
+		s, err := Start(ctx, st, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tune(s)
+		s.Progress = func(State) { res.commits++ }
+		s.onFound = func(root string) { res.found = append(res.found, root) }
+		r, err := s.RunRound(ctx)
+		res.listed += s.listings.Load()
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Finished {
+			break
+		}
+	}
+	res.recs, res.state = records(t, st), readStateT(t, st)
+	slices.Sort(res.found)
+	return res
 }
 
 // quickPass runs a pass and reads nothing back.
@@ -226,6 +286,30 @@ func (m *model) mkdirNamed(name string) string {
 func (m *model) project(dir string) string {
 	mkProject(m.t, dir)
 	return "project " + m.rel(dir)
+}
+
+// damage breaks the cache file: cut short, a byte changed, or garbage.
+func (m *model) damage(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return "no cache file to damage"
+	}
+	var what string
+	switch m.rng.IntN(3) {
+	case 0:
+		n := m.rng.IntN(len(b))
+		b, what = b[:n], fmt.Sprintf("cut to %d of %d bytes", n, len(b))
+	case 1:
+		i := m.rng.IntN(len(b))
+		b[i] ^= byte(1 + m.rng.IntN(255))
+		what = fmt.Sprintf("byte %d of %d changed", i, len(b))
+	default:
+		b, what = []byte("not a cache"), "replaced by garbage"
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		m.t.Fatal(err)
+	}
+	return "cache file " + what
 }
 
 // dbBack gives a .codegraph without its database its database again (the

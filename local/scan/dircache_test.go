@@ -99,8 +99,16 @@ func sameFindings(t testing.TB, what string, got, want passResult) {
 		t.Fatalf("%s: the projects found differ from a walk without the cache\n got  %q\n want %q", what, got.found, want.found)
 	}
 	for _, root := range presentRoots(want.recs) {
-		if p := got.recs[root]; p == nil || p.Availability != local.Present {
+		p, w := got.recs[root], want.recs[root]
+		if p == nil || p.Availability != local.Present {
 			t.Fatalf("%s: %s is not present (%+v)", what, root, p)
+		}
+		// What the record says of the project is what a walk without the
+		// cache reads now: its database, the identities of the folders
+		// above it (deny roots are matched against them), its metadata.
+		if p.DBID != w.DBID || !slices.Equal(p.Lineage, w.Lineage) || p.MetaHash != w.MetaHash || p.MetaStamp != w.MetaStamp || p.IndexState != w.IndexState {
+			t.Fatalf("%s: the record of %s differs from a walk without the cache\n got  db %s lineage %v meta %x stamp %x %s\n want db %s lineage %v meta %x stamp %x %s",
+				what, root, p.DBID, p.Lineage, p.MetaHash, p.MetaStamp, p.IndexState, w.DBID, w.Lineage, w.MetaHash, w.MetaStamp, w.IndexState)
 		}
 	}
 	if g, w := gapList(got.state), gapList(want.state); !slices.Equal(g, w) {
@@ -130,7 +138,36 @@ func cacheTree(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
+	write(t, filepath.Join(root, "a", "p1", "package.json"), `{"name":"p1","description":"first words"}`)
 	return root
+}
+
+// cacheEntries is how many directories the cache file of st holds.
+func cacheEntries(t testing.TB, st *store.Store, opt Options) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(st.DataDir(), cacheName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, n, ok := parseCache(b, opt.cacheKey(), bootID())
+	if !ok {
+		t.Fatal("the cache file does not parse")
+	}
+	f := &cacheFile{body: string(body), n: n}
+	f.index()
+	if f.ix == nil || len(f.offs) != n {
+		t.Fatalf("the cache file holds %d well-formed entries, its header says %d", len(f.offs), n)
+	}
+	return n
+}
+
+// wantEntries: after a pass, the cache holds one entry per directory the
+// pass read: the new ones, and none of those it no longer met.
+func wantEntries(t testing.TB, st *store.Store, opt Options, r passResult, unreadable int) {
+	t.Helper()
+	if n, want := cacheEntries(t, st, opt), r.state.PassDirs-unreadable; n != want {
+		t.Fatalf("the cache holds %d directories, the pass read %d", n, want)
+	}
 }
 
 // TestDirCacheSeesEveryChange makes one kind of change at a time to a tree
@@ -191,6 +228,33 @@ func TestDirCacheSeesEveryChange(t *testing.T) {
 			wantGone(t, r, filepath.Join(root, "a/b/p2"))
 			wantPresent(t, r, filepath.Join(root, "b-real/p2"))
 		}},
+		{"an ancestor replaced, its project moved into the new one", func(t *testing.T, root string) int64 {
+			// The project's own folder and files are as they were; the
+			// identities of the folders above it (which deny roots are
+			// matched against) are not.
+			mv(t, filepath.Join(root, "a", "b"), filepath.Join(root, "a", "b-old"))
+			if err := os.Mkdir(filepath.Join(root, "a", "b"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mv(t, filepath.Join(root, "a", "b-old", "p2"), filepath.Join(root, "a", "b", "p2"))
+			return 4 // a, b, b-old, and p2 (a rename moves its ctime)
+		}, func(t *testing.T, root string, r passResult) {
+			wantPresent(t, r, filepath.Join(root, "a/b/p2"), filepath.Join(root, "a/b-old/c/p3"))
+		}},
+		{"database replaced by a new file (a re-index)", func(t *testing.T, root string) int64 {
+			db := filepath.Join(root, "d", "p4", ".codegraph", "codegraph.db")
+			rm(t, db)
+			mkProject(t, filepath.Join(root, "d", "p4"))
+			return 0 // only .codegraph changed
+		}, nil},
+		{"manifest edited in place", func(t *testing.T, root string) int64 {
+			write(t, filepath.Join(root, "a", "p1", "package.json"), `{"name":"p1","description":"second words, longer"}`)
+			return 0 // the folder's entries are the same
+		}, func(t *testing.T, root string, r passResult) {
+			if d := r.recs[filepath.Join(root, "a/p1")].Meta.Description; d != "second words, longer" {
+				t.Fatalf("the edit was not read: %q", d)
+			}
+		}},
 		{"contents changed, mtime set back (tar, rsync)", func(t *testing.T, root string) int64 {
 			dir := filepath.Join(root, "d", "e", "f")
 			fi, err := os.Stat(dir)
@@ -240,11 +304,14 @@ func TestDirCacheSeesEveryChange(t *testing.T) {
 			if r.listed > most {
 				t.Fatalf("the pass listed %d directories; the change touched at most %d", r.listed, most)
 			}
+			wantEntries(t, st, opt, r, 0)
 			// And the pass after that lists nothing at all.
 			time.Sleep(2 * m)
-			if again := runPass(t, st, opt, margin(m)); again.listed != 0 {
+			again := runPass(t, st, opt, margin(m))
+			if again.listed != 0 {
 				t.Fatalf("a pass over the unchanged tree listed %d directories", again.listed)
 			}
+			wantEntries(t, st, opt, again, 0)
 		})
 	}
 }
@@ -321,6 +388,9 @@ func TestDirCacheUnreadableDirectory(t *testing.T) {
 			}
 			wantPresent(t, r, filepath.Join(locked, "p2"), filepath.Join(locked, "c", "p3"))
 		}
+		// The entries of b and below are dropped while b is locked (the
+		// pass met none of them), and come back when it opens again.
+		wantEntries(t, st, opt, r, map[os.FileMode]int{0: 1, 0o755: 0}[mode])
 		// Locked: nothing is listed (b cannot be opened, a did not
 		// change). Open again: b, and below it p2, c and c/p3, whose
 		// entries the locked pass did not confirm.
@@ -630,4 +700,44 @@ func count(list []string, s string) (n int) {
 		}
 	}
 	return n
+}
+
+// TestEditAfterTheWalkIsReadAtPassEnd: a manifest edited after the walk
+// passed its project, in the same scanner's pass, is read when the pass
+// ends (its stamp is taken again: the one the walk took is older than
+// restampAfter).
+func TestEditAfterTheWalkIsReadAtPassEnd(t *testing.T) {
+	root := canon(t, t.TempDir())
+	mkProject(t, root) // the root: the first directory the walk reads
+	write(t, filepath.Join(root, "package.json"), `{"name":"svc","description":"first words"}`)
+	for i := range 20 {
+		if err := os.MkdirAll(filepath.Join(root, "z", fmt.Sprintf("d%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := testOptions(root)
+	st := newStore(t)
+	ctx := context.Background()
+	s, err := Start(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.RunSlice(ctx, 1, time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(restampAfter + 100*time.Millisecond)
+	write(t, filepath.Join(root, "package.json"), `{"name":"svc","description":"second words, longer"}`)
+	for {
+		r, err := s.RunRound(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Finished {
+			break
+		}
+	}
+	if got := records(t, st)[root]; got.Meta.Description != "second words, longer" {
+		t.Fatalf("the edit made after the walk passed was not read at the pass's end: %q", got.Meta.Description)
+	}
 }
