@@ -25,10 +25,10 @@ func Stamp(root string) uint64 {
 	}
 	defer d.Close()
 	var names []string
-	for len(names) < maxEntries {
+	for len(names) < MaxStampNames {
 		batch, err := d.ReadDir(256)
 		for _, e := range batch {
-			if IsSource(e.Name()) {
+			if IsSource(e.Name()) && len(names) < MaxStampNames {
 				names = append(names, e.Name())
 			}
 		}
@@ -42,8 +42,13 @@ func Stamp(root string) uint64 {
 	return StampNames(root, names)
 }
 
+// MaxStampNames bounds the names a stamp covers: the first this many
+// entries (in listing order) that IsSource accepts.
+const MaxStampNames = maxEntries
+
 // StampNames is Stamp for a root whose listing the caller already has:
-// names are the root's entries that IsSource accepts (in any order). Given
+// names are the root's entries that IsSource accepts (in any order), the
+// first MaxStampNames of them in listing order. Given
 // the listing Stamp would read, it returns what Stamp returns. The git files and the hint file are looked at only
 // when the listing holds .git or codegraph (a name that is not there
 // stamps as missing, as Stamp's look would).

@@ -1,6 +1,7 @@
 package meta_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,5 +60,42 @@ func TestStampNamesAgreesWithStamp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A root with more source names than a stamp covers: Stamp covers the
+// first MaxStampNames in listing order, as a scanner's listing keeps them,
+// so the two still agree.
+func TestStampNamesAgreesWithStampWhenFull(t *testing.T) {
+	root := t.TempDir()
+	for i := range meta.MaxStampNames + meta.MaxStampNames/5 + 300 {
+		name := fmt.Sprintf("p%05d.csproj", i)
+		if i%7 == 0 {
+			name = fmt.Sprintf("other%05d.txt", i)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := os.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := d.Readdirnames(-1) // listing order, as the scanner lists
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range all {
+		if meta.IsSource(n) && len(names) < meta.MaxStampNames {
+			names = append(names, n)
+		}
+	}
+	if len(names) != meta.MaxStampNames {
+		t.Fatalf("fixture: %d source names", len(names))
+	}
+	if a, b := meta.Stamp(root), meta.StampNames(root, names); a != b {
+		t.Fatalf("Stamp %x, StampNames of the first %d source names %x", a, meta.MaxStampNames, b)
 	}
 }

@@ -28,9 +28,6 @@ type listing struct {
 	sources []string // the names meta.Stamp looks at (kept only beside .codegraph)
 }
 
-// maxSources bounds the source names kept for one project root.
-const maxSources = 4096
-
 // listDir lists d once. d_type from the listing tells directories apart
 // without a stat per entry.
 func (s *Scanner) listDir(d *nofollow.Dir, exclude map[string]bool) (*listing, error) {
@@ -65,7 +62,7 @@ func (s *Scanner) listDir(d *nofollow.Dir, exclude map[string]bool) (*listing, e
 	}
 	if ls.marker {
 		for _, n := range names {
-			if len(ls.sources) < maxSources && meta.IsSource(n) {
+			if len(ls.sources) < meta.MaxStampNames && meta.IsSource(n) {
 				ls.sources = append(ls.sources, n)
 			}
 		}
