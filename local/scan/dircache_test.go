@@ -744,3 +744,52 @@ func TestEditAfterTheWalkIsReadAtPassEnd(t *testing.T) {
 		t.Fatalf("the edit made after the walk passed was not read at the pass's end: %q", got.Meta.Description)
 	}
 }
+
+// TestDirCacheSplitPass: a pass taken over round by round by new scanners
+// (as serves do) keeps what each of them confirmed: the pass after it lists
+// nothing over an unchanged tree, and the cache still holds every folder.
+func TestDirCacheSplitPass(t *testing.T) {
+	const m = 40 * time.Millisecond
+	root := cacheTree(t)
+	for i := range 12 {
+		mkProject(t, filepath.Join(root, "many", fmt.Sprintf("q%02d", i), "sub"))
+	}
+	needCache(t, root)
+	opt := testOptions(root)
+	st := newStore(t)
+	time.Sleep(2 * m)
+	first := runPass(t, st, opt, margin(m))
+	split := opt
+	split.RoundDirs, split.SliceDirs = 5, 5
+	scanners := 0
+	for {
+		s, err := Start(context.Background(), st, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setMargin(s, m)
+		scanners++
+		r, err := s.RunRound(context.Background())
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.listings.Load() != 0 {
+			t.Fatalf("scanner %d listed %d directories of an unchanged tree", scanners, s.listings.Load())
+		}
+		if r.Finished {
+			break
+		}
+	}
+	if scanners < 5 {
+		t.Fatalf("fixture: the pass took %d scanners", scanners)
+	}
+	after := runPass(t, st, opt, margin(m))
+	if after.listed != 0 {
+		t.Fatalf("after a pass split over %d scanners, %d directories were listed again", scanners, after.listed)
+	}
+	wantEntries(t, st, opt, after, 0)
+	if after.state.PassDirs != first.state.PassDirs {
+		t.Fatalf("fixture: %d directories, then %d", first.state.PassDirs, after.state.PassDirs)
+	}
+}
