@@ -17,6 +17,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/fixture"
 	"github.com/cgcat/cgcat/local/nofollow"
+	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/zeebo/xxh3"
 )
@@ -242,9 +243,18 @@ func TestDirCacheSeesEveryChange(t *testing.T) {
 			wantPresent(t, r, filepath.Join(root, "a/b/p2"), filepath.Join(root, "a/b-old/c/p3"))
 		}},
 		{"database replaced by a new file (a re-index)", func(t *testing.T, root string) int64 {
+			// Written beside it and renamed over it: another file (a
+			// removed one's inode number may be given out again at once).
 			db := filepath.Join(root, "d", "p4", ".codegraph", "codegraph.db")
-			rm(t, db)
-			mkProject(t, filepath.Join(root, "d", "p4"))
+			before, err := pathid.FileID(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, db+".new", "SQLite format 3\x00"+strings.Repeat("\x00", 4080))
+			mv(t, db+".new", db)
+			if after, _ := pathid.FileID(db); after == before {
+				t.Fatal("fixture: the database kept its identity")
+			}
 			return 0 // only .codegraph changed
 		}, nil},
 		{"manifest edited in place", func(t *testing.T, root string) int64 {
