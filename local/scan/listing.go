@@ -137,6 +137,37 @@ func (s *Scanner) list(d *nofollow.Dir, exclude map[string]bool, start time.Time
 	return ls, err
 }
 
+// excludes is the set of names the walk never enters: .codegraph and the
+// excluded names.
+func (s *Scanner) excludes() map[string]bool {
+	exclude := map[string]bool{marker.Dir: true}
+	for _, e := range s.opt.ExcludeNames {
+		exclude[e] = true
+	}
+	return exclude
+}
+
+// stampNow is meta.Stamp of a project root now, from the directory cache's
+// listing when the root did not change since it was listed (a pass's end
+// then reads no listing of an unchanged project). The root is opened with
+// no symlink in its path, as the walk opens it.
+func (s *Scanner) stampNow(root string) uint64 {
+	d, err := nofollow.OpenDir(root)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	ls, err := s.list(d, s.excludes(), time.Now())
+	if err != nil {
+		return 0
+	}
+	if !ls.marker {
+		// No .codegraph any more: the listing kept no source names.
+		return meta.Stamp(root)
+	}
+	return meta.StampNames(root, ls.sources)
+}
+
 // join is filepath.Join for a clean directory path and one plain name (a
 // name from a listing), without cleaning again.
 func join(dir, name string) string {

@@ -167,7 +167,7 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		}
 	}
 	for _, sl := range restamp {
-		if stamp := meta.Stamp(sl.root); stamp != 0 && stamp != sl.stamp {
+		if stamp := s.stampNow(sl.root); stamp != 0 && stamp != sl.stamp {
 			p, err := tx.Project(sl.id)
 			if err != nil || p == nil {
 				return err

@@ -38,12 +38,9 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 		cond     = sync.NewCond(&mu)
 		inflight int
 		res      walkResult
-		exclude  = map[string]bool{marker.Dir: true}
+		exclude  = s.excludes()
 	)
 	stack = slices.Clone(stack)
-	for _, e := range s.opt.ExcludeNames {
-		exclude[e] = true
-	}
 	worker := func() {
 		mu.Lock()
 		defer mu.Unlock()
