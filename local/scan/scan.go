@@ -482,7 +482,7 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 	s.lastCommit = t0
 	defer func() {
 		if traceScan {
-			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v\n", w.dirs, len(pl.fresh), time.Since(t0))
+			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v (%d directories listed by this scanner so far)\n", w.dirs, len(pl.fresh), time.Since(t0), s.listings.Load())
 		}
 	}()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
