@@ -25,10 +25,10 @@ func Stamp(root string) uint64 {
 	}
 	defer d.Close()
 	var names []string
-	for len(names) < maxEntries {
+	for len(names) < MaxStampNames {
 		batch, err := d.ReadDir(256)
 		for _, e := range batch {
-			if isSource(e.Name()) {
+			if IsSource(e.Name()) && len(names) < MaxStampNames {
 				names = append(names, e.Name())
 			}
 		}
@@ -39,33 +39,57 @@ func Stamp(root string) uint64 {
 			return 0
 		}
 	}
+	return StampNames(root, names)
+}
+
+// MaxStampNames bounds the names a stamp covers: the first this many
+// entries (in listing order) that IsSource accepts.
+const MaxStampNames = maxEntries
+
+// StampNames is Stamp for a root whose listing the caller already has:
+// names are the root's entries that IsSource accepts (in any order), the
+// first MaxStampNames of them in listing order. Given
+// the listing Stamp would read, it returns what Stamp returns. The git files and the hint file are looked at only
+// when the listing holds .git or codegraph (a name that is not there
+// stamps as missing, as Stamp's look would).
+func StampNames(root string, names []string) uint64 {
+	names = slices.Clone(names)
 	slices.Sort(names)
 	h := xxh3.New()
-	add := func(rel string) {
-		fi, err := os.Lstat(filepath.Join(root, rel))
+	add := func(rel string, look bool) {
 		var b [8 + 8 + 4]byte
-		// A directory's own time moves with every file in it (.git does
-		// on each git command): only its kind counts.
-		if err == nil && fi.IsDir() {
-			b[16] = 1
-		} else if err == nil {
-			binary.LittleEndian.PutUint64(b[0:], uint64(fi.Size()))
-			binary.LittleEndian.PutUint64(b[8:], uint64(fi.ModTime().UnixNano()))
-			binary.LittleEndian.PutUint32(b[16:], uint32(fi.Mode()))
+		if look {
+			fi, err := os.Lstat(filepath.Join(root, rel))
+			// A directory's own time moves with every file in it (.git
+			// does on each git command): only its kind counts.
+			if err == nil && fi.IsDir() {
+				b[16] = 1
+			} else if err == nil {
+				binary.LittleEndian.PutUint64(b[0:], uint64(fi.Size()))
+				binary.LittleEndian.PutUint64(b[8:], uint64(fi.ModTime().UnixNano()))
+				binary.LittleEndian.PutUint32(b[16:], uint32(fi.Mode()))
+			}
 		}
 		h.WriteString(rel)
 		h.Write(b[:])
 	}
 	for _, n := range names {
-		add(n)
+		add(n, true)
 	}
-	add(hintPath)
-	add(".git/HEAD")
-	add(".git/config")
+	hasGit, hasHint := slices.Contains(names, ".git"), slices.Contains(names, "codegraph")
+	add(hintPath, hasHint)
+	add(".git/HEAD", hasGit)
+	add(".git/config", hasGit)
 	if sum := h.Sum64(); sum != 0 {
 		return sum
 	}
 	return 1
+}
+
+// IsSource reports whether a root entry is one Read may take metadata from
+// (and so one Stamp fingerprints).
+func IsSource(name string) bool {
+	return isSource(name)
 }
 
 // isSource reports whether a root entry is one Read may take metadata from.

@@ -134,9 +134,11 @@ func (s *Scanner) markMissing(p *local.Project, why, movedTo string) {
 
 // finishPass ends a pass. Records under the roots that this pass did not see
 // get a direct re-check (only that may call a project missing); records it
-// saw have their metadata stamps checked again, so an edit made after the
-// walk passed them (or before a crash the pass resumed from) is not kept
-// stale; the gaps become each root's coverage; the seen set is cleared.
+// saw have their metadata stamps checked again when they were taken long
+// enough ago (or by another scanner, before a crash the pass resumed from),
+// so an edit made after the walk passed them is not kept stale; the gaps
+// become each root's coverage; the seen set is cleared. It reads only the
+// records that change: what it needs of the others is known (known.go).
 func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	seen := map[string]bool{}
 	if err := tx.Scan(prefixSeen, func(k string, _ []byte) bool {
@@ -145,32 +147,27 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	}); err != nil {
 		return err
 	}
-	// What each record under the roots needs for its check, not the
-	// record: a pass over a large catalog must not hold every record in
-	// memory. The few that change are read whole again.
-	var recheck, restamp []slim
-	var present []presence
-	if err := tx.Reader.Projects(func(p *local.Project) error {
-		if !s.underRoots(p.Root) {
-			return nil
+	var recheck, restamp, present []*known
+	s.mu.Lock()
+	stampedAt := s.stampedAt
+	s.stampedAt = map[string]time.Time{}
+	s.mu.Unlock()
+	now := time.Now()
+	for _, k := range s.records(tx) {
+		if !s.underRoots(k.root) {
+			continue
 		}
-		if cur, _ := tx.Staged(p.ID); cur != nil {
-			p = cur // this batch changed it
+		if !seen[k.id] {
+			recheck = append(recheck, k)
+			continue
 		}
-		sl := slim{id: p.ID, root: p.Root, avail: p.Availability, state: p.IndexState, why: p.Why, stamp: p.MetaStamp}
-		switch {
-		case seen[p.ID]:
-			restamp = append(restamp, sl)
-			present = append(present, presence{id: p.ID, dbID: p.DBID, repo: repoKey(p), firstSeen: p.FirstSeen})
-		default:
-			recheck = append(recheck, sl)
+		present = append(present, k)
+		if at, ok := stampedAt[pathid.Key(k.root)]; !ok || now.Sub(at) > restampAfter {
+			restamp = append(restamp, k)
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	for _, sl := range restamp {
-		if stamp := meta.Stamp(sl.root); stamp != 0 && stamp != sl.stamp {
+		if stamp := s.stampNow(sl.root); stamp != 0 && stamp != sl.stamp {
 			p, err := tx.Project(sl.id)
 			if err != nil || p == nil {
 				return err
@@ -242,11 +239,15 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	return nil
 }
 
+// restampAfter: at the end of a pass, a project's metadata stamp taken by
+// this scanner within this long is not taken again.
+const restampAfter = time.Second
+
 // linkGone finds where records that just went missing moved: a present
 // record with the same database identity, or failing that (a copy rather
 // than a move, a file system that renumbers files) exactly one present
 // record first seen in this pass with the same git remote and package name.
-func (s *Scanner) linkGone(tx *store.Tx, gone []*local.Project, present []presence) error {
+func (s *Scanner) linkGone(tx *store.Tx, gone []*local.Project, present []*known) error {
 	if len(gone) == 0 {
 		return nil
 	}
@@ -274,21 +275,6 @@ func (s *Scanner) linkGone(tx *store.Tx, gone []*local.Project, present []presen
 		}
 	}
 	return nil
-}
-
-// slim is what finishPass needs of a record to decide whether it changes.
-type slim struct {
-	id, root string
-	avail    local.Availability
-	state    local.IndexState
-	why      string
-	stamp    uint64
-}
-
-// presence is what linkGone needs of a record the pass saw.
-type presence struct {
-	id, dbID, repo string
-	firstSeen      time.Time
 }
 
 func (s *Scanner) stateStarted() time.Time {

@@ -37,12 +37,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 )
@@ -134,10 +136,33 @@ type Scanner struct {
 	state State
 	stack []item
 	seq   uint64
-	// stamps are the metadata stamps of known present records by root key,
-	// so a project whose files did not change is not read again. Guarded
-	// by mu: a slice's commit records them while the next slice walks.
-	stamps map[string]uint64
+	// known is what the scanner knows of every record (known.go): a
+	// project whose files did not change is not read again, and a re-seen
+	// project whose record would not change is not read from the store
+	// either. Guarded by mu: a slice's commit updates it while the next
+	// slice walks.
+	known *knownSet
+	// stampedAt is when this scanner took each project's metadata stamp (by
+	// root key; guarded by mu): a pass's end looks again only at stamps
+	// older than restampAfter or taken by another scanner.
+	stampedAt map[string]time.Time
+	// carried is walked work not committed yet: slices that changed nothing
+	// but the walk's own bookkeeping wait for the next commit (at most
+	// SliceTime after the last one). Only RunRound touches it.
+	carried    *slicePlan
+	lastCommit time.Time
+	// cache keeps directory listings between passes (dircache.go); nil
+	// where the platform cannot say when a directory changed. Set before
+	// the first slice and never replaced (the walk's workers read it).
+	cache *dirCache
+	// passNo is the number of the pass being walked.
+	passNo uint64
+	// listings counts directories listed (not taken from the cache).
+	listings atomic.Int64
+	// Tests only: coarsen makes directory times coarse, as some file
+	// systems keep them; onFound hears of every project found.
+	coarsen func(path string, t nofollow.Times) nofollow.Times
+	onFound func(root string) // called for each project the walk finds
 	// cardIDs maps the root keys of this machine's mirrored GBrain cards to
 	// their project ids: a root found again after a lost catalog takes its
 	// old id back instead of a new one.
@@ -171,25 +196,38 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 		opt.Workers = 4
 	}
 	s := &Scanner{st: st, opt: opt, lease: l, now: time.Now}
+	t0 := time.Now()
+	s.cache = openDirCache(st.DataDir(), opt.cacheKey())
+	t1 := time.Now()
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		s.epoch = tx.BumpFence(fenceName)
-		return nil
+		// What the first slice needs, read from the same snapshot: one
+		// opening of the store fewer per round.
+		return s.loadFrom(&tx.Reader)
 	})
 	if err != nil {
 		l.Release()
 		return nil, err
 	}
+	if traceScan {
+		fmt.Fprintf(os.Stderr, "start: directory cache read %v, store %v\n", t1.Sub(t0), time.Since(t1))
+	}
 	return s, nil
 }
 
 // Close releases the lease. The queue stays for whoever scans next.
-func (s *Scanner) Close() error { return s.lease.Release() }
+func (s *Scanner) Close() error {
+	// While the lease is still ours: only its holder writes the file.
+	s.saveCache(false)
+	return s.lease.Release()
+}
 
 // RunRound runs slices until the pass finishes or a round budget is spent.
 // A new pass starts when none is running.
-func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
-	r := Round{Started: s.now()}
+func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
+	r = Round{Started: s.now()}
 	deadline := r.Started.Add(s.opt.RoundTime)
+	s.lastCommit = time.Now()
 	// One commit may be in flight while the next slice walks: the walk
 	// needs only the in-memory stack, and commits stay in order.
 	var inflight chan error
@@ -201,6 +239,13 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		inflight = nil
 		return err
 	}
+	defer func() {
+		if err != nil {
+			// The store is the truth again (the in-memory stack may be
+			// ahead of it, by the carried work too); reload next time.
+			s.stack, s.carried = nil, nil
+		}
+	}()
 	for {
 		budget := min(s.opt.SliceDirs, s.opt.RoundDirs-r.Dirs)
 		sliceEnd := s.now().Add(s.opt.SliceTime)
@@ -209,16 +254,13 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		}
 		pl, err := s.plan(ctx, budget, sliceEnd)
 		if err != nil {
-			if wait() != nil {
-				s.stack = nil
-			}
+			wait()
 			return r, err
 		}
 		if err := wait(); err != nil {
-			s.stack = nil // the store is the truth again; reload next time
 			return r, err
 		}
-		r.Dirs += len(pl.w.consumed)
+		r.Dirs += pl.w.dirs
 		r.Projects += len(pl.w.found)
 		r.Finished = len(pl.w.pending) == 0
 		var stop bool
@@ -232,20 +274,92 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		case !s.now().Before(deadline):
 			r.Truncated, stop = "maxRoundMs", true
 		}
+		if !stop && s.canCarry(pl) {
+			s.carried = s.withCarried(pl)
+			continue
+		}
+		pl = s.withCarried(pl)
 		if stop {
-			if _, err := s.commit(ctx, pl); err != nil {
-				s.stack = nil // the store is the truth again; reload next time
+			r.Elapsed = local.Millis(s.now().Sub(r.Started))
+			next, err := s.commit(ctx, pl, &r)
+			if err != nil {
 				return r, err
 			}
-			r.Elapsed = local.Millis(s.now().Sub(r.Started))
-			return r, s.endRound(ctx, r)
+			if !next.PassRunning {
+				s.saveCache(true)
+			}
+			return r, nil
 		}
 		inflight = make(chan error, 1)
 		go func(pl *slicePlan, done chan error) {
-			_, err := s.commit(ctx, pl)
+			_, err := s.commit(ctx, pl, nil)
 			done <- err
 		}(pl, inflight)
 	}
+}
+
+// canCarry reports whether a walked slice may wait for the next commit: it
+// changed nothing a reader could see (every project it met is settled, so
+// its commit would only move the walk's own bookkeeping), and the last
+// commit is recent. A scanner killed meanwhile loses at most SliceTime of
+// walking, which its successor (resuming from the last committed stack)
+// walks again.
+func (s *Scanner) canCarry(pl *slicePlan) bool {
+	if time.Since(s.lastCommit) >= s.opt.SliceTime {
+		return false
+	}
+	for i := range pl.w.found {
+		f := &pl.w.found[i]
+		if k := s.lookup(pathid.Key(f.root)); k == nil || !k.settled(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// withCarried joins pl to the carried slices: one commit for all of them.
+func (s *Scanner) withCarried(pl *slicePlan) *slicePlan {
+	c := s.carried
+	if c == nil {
+		return pl
+	}
+	s.carried = nil
+	c.join(pl)
+	return c
+}
+
+// join adds the next slice's walk to p, the slices walked before it.
+func (p *slicePlan) join(next *slicePlan) {
+	if p.unsaved == nil {
+		p.unsaved = make(map[string]int, len(p.fresh))
+		for i, it := range p.fresh {
+			p.unsaved[it.key] = i
+		}
+		// Only what has a queue entry to delete is kept (w.dirs counts).
+		p.w.consumed = slices.DeleteFunc(p.w.consumed, func(it item) bool { return it.key == "" })
+	}
+	for _, it := range next.w.consumed {
+		if i, ok := p.unsaved[it.key]; ok {
+			// Queued by an earlier slice and read before it was ever
+			// written: neither written nor deleted.
+			delete(p.unsaved, it.key)
+			p.fresh[i].key = ""
+			continue
+		}
+		if it.key != "" {
+			p.w.consumed = append(p.w.consumed, it) // its queue entry goes
+		}
+	}
+	p.w.dirs += next.w.dirs
+	for _, it := range next.fresh {
+		p.unsaved[it.key] = len(p.fresh)
+		p.fresh = append(p.fresh, it)
+	}
+	p.newPass = p.newPass || next.newPass
+	p.roots, p.seq = next.roots, next.seq
+	p.w.pending = next.w.pending
+	p.w.found = append(p.w.found, next.w.found...)
+	p.w.gaps = append(p.w.gaps, next.w.gaps...)
 }
 
 // RunSlice runs exactly one slice (for `cgcat scan --once` and for a tool
@@ -255,26 +369,29 @@ func (s *Scanner) RunSlice(ctx context.Context, dirs int, until time.Time) (Stat
 	if err != nil {
 		return State{}, err
 	}
-	st, err := s.commit(ctx, pl)
+	st, err := s.commit(ctx, s.withCarried(pl), nil)
 	if err != nil {
 		s.stack = nil // the store is the truth again; reload next time
+		return st, err
 	}
-	return st, err
+	if !st.PassRunning {
+		s.saveCache(true)
+	}
+	return st, nil
 }
 
-func (s *Scanner) endRound(ctx context.Context, r Round) error {
-	return s.st.Update(ctx, func(tx *store.Tx) error {
-		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
-			return err
-		}
-		st, err := tx.ScanState()
-		if err != nil {
-			return err
-		}
-		st.Rounds++
-		st.LastRound = r
-		return tx.PutScanState(st)
-	})
+// saveCache writes the directory cache at the end of a pass and when the
+// scanner closes (best effort: a cache that cannot be written costs
+// listings, nothing else).
+func (s *Scanner) saveCache(passEnded bool) {
+	if s.cache == nil {
+		return
+	}
+	t0 := time.Now()
+	err := s.cache.save(passEnded)
+	if traceScan {
+		fmt.Fprintf(os.Stderr, "directory cache saved in %v (err %v)\n", time.Since(t0), err)
+	}
 }
 
 // slicePlan is one walked slice waiting to be committed.
@@ -282,8 +399,10 @@ type slicePlan struct {
 	w       walkResult
 	newPass bool
 	roots   []string // the pass's roots after this slice
-	fresh   []item   // unread items first queued by this slice
+	fresh   []item   // unread items first queued by this slice (key "": read meanwhile)
 	seq     uint64   // next queue sequence number after this slice's keys
+	// unsaved indexes fresh by key while slices are carried (join).
+	unsaved map[string]int
 }
 
 // plan walks one slice from the in-memory stack and gives the unread new
@@ -312,7 +431,17 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	pl.roots = slices.DeleteFunc(slices.Clone(s.state.PassRoots), func(p string) bool { return !s.underRoots(p) })
 	pl.roots = append(pl.roots, added...)
 	s.state.PassRoots = pl.roots
+	switch {
+	case pl.newPass:
+		s.passNo = s.state.Pass + 1
+	case s.passNo == 0:
+		s.passNo = s.state.Pass
+	}
+	pass := s.passNo
 	s.mu.Unlock()
+	if s.cache != nil {
+		s.cache.startPass(pass)
+	}
 	// New roots go on top: the next slices start on them.
 	for i := len(added) - 1; i >= 0; i-- {
 		stack = append(stack, item{Path: added[i]})
@@ -320,7 +449,7 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	t0 := time.Now()
 	pl.w = s.walk(ctx, stack, n, until)
 	if traceScan {
-		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", len(pl.w.consumed), time.Since(t0))
+		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", pl.w.dirs, time.Since(t0))
 	}
 	// Unread items keep their keys; new ones get higher sequence numbers in
 	// stack order, so a reload rebuilds the same stack.
@@ -340,19 +469,27 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 }
 
 // commit writes one planned slice in one batch: consumed queue entries
-// removed, new unread ones queued, projects upserted, and the pass finished
-// when nothing is left.
-func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
+// removed, new unread ones queued, projects upserted, the pass finished
+// when nothing is left, and the round (if given) recorded.
+func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (State, error) {
 	w := pl.w
-	var next State
+	var (
+		next    State
+		written []*local.Project
+		rev     uint64
+	)
 	t0 := time.Now()
+	s.lastCommit = t0
 	defer func() {
 		if traceScan {
-			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v\n", len(w.consumed), len(pl.fresh), time.Since(t0))
+			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v (%d directories listed by this scanner so far)\n", w.dirs, len(pl.fresh), time.Since(t0), s.listings.Load())
 		}
 	}()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
+			return err
+		}
+		if err := s.ensureKnown(tx); err != nil {
 			return err
 		}
 		cur, err := tx.ScanState()
@@ -386,18 +523,26 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 			}
 		}
 		for _, it := range pl.fresh {
+			if it.key == "" {
+				continue
+			}
 			v, _ := json.Marshal(it)
 			tx.Put(it.key, v)
 		}
 		if pl.seq > readSeq(tx) {
 			tx.Put(keyQueueSeq, store.U64(pl.seq))
 		}
-		for _, f := range w.found {
-			if err := s.upsert(tx, f); err != nil {
+		for i := range w.found {
+			f := &w.found[i]
+			if k := s.lookup(pathid.Key(f.root)); k != nil && k.settled(f) {
+				tx.Put(prefixSeen+k.id, nil) // seen, and its record stays as it is
+				continue
+			}
+			if err := s.upsert(tx, *f); err != nil {
 				return err
 			}
 		}
-		cur.PassDirs += len(w.consumed)
+		cur.PassDirs += w.dirs
 		cur.PassProjects += len(w.found)
 		for _, g := range w.gaps {
 			cur.PassGapCount++
@@ -411,7 +556,12 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 				return err
 			}
 		}
+		if round != nil {
+			cur.Rounds++
+			cur.LastRound = *round
+		}
 		next = cur
+		written, rev = tx.Written(), tx.CommitRevision()
 		return tx.PutScanState(cur)
 	})
 	if err != nil {
@@ -419,11 +569,12 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 		// again): this may run beside the next slice's plan, which owns it.
 		return State{}, err
 	}
+	// The next slice's walk reads what is known while this commit finishes.
+	s.noteWritten(written, rev)
 	s.mu.Lock()
 	s.state = next
-	// The next slice's walk reads stamps while this commit finishes.
-	for _, f := range w.found {
-		s.stamps[pathid.Key(f.root)] = f.stamp
+	if !next.PassRunning {
+		s.stampedAt = map[string]time.Time{}
 	}
 	s.mu.Unlock()
 	if s.Progress != nil {
@@ -433,49 +584,51 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan) (State, error) {
 }
 
 // load reads the persisted state and queue (a stack: highest key on top),
-// and the metadata stamps of the records.
+// and what is known of the records.
 func (s *Scanner) load(ctx context.Context) error {
-	return s.st.View(ctx, func(r *store.Reader) error {
-		st, err := r.ScanState()
-		if err != nil {
-			return err
+	return s.st.View(ctx, s.loadFrom)
+}
+
+func (s *Scanner) loadFrom(r *store.Reader) error {
+	st, err := r.ScanState()
+	if err != nil {
+		return err
+	}
+	ks, err := readKnown(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.state, s.known, s.stampedAt = st, ks, map[string]time.Time{}
+	s.mu.Unlock()
+	stack := []item{}
+	seq := uint64(0)
+	if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
+		seq = store.ReadU64(v)
+	}
+	cardIDs := map[string]string{}
+	me := s.st.MachineID()
+	if err := r.Cards(func(c *local.Card) error {
+		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
+			cardIDs[c.RootKey] = c.ProjectID
 		}
-		stamps := map[string]uint64{}
-		if err := r.Projects(func(p *local.Project) error {
-			if p.Availability == local.Present && p.MetaStamp != 0 {
-				stamps[pathid.Key(p.Root)] = p.MetaStamp
-			}
-			return nil
-		}); err != nil {
-			return err
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := r.Scan(prefixQueue, func(k string, v []byte) bool {
+		var it item
+		if json.Unmarshal(v, &it) != nil {
+			it = item{} // a damaged entry: consumed and dropped
 		}
-		s.mu.Lock()
-		s.state, s.stamps = st, stamps
-		s.mu.Unlock()
-		s.stack = []item{}
-		if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
-			s.seq = store.ReadU64(v)
-		}
-		s.cardIDs = map[string]string{}
-		me := s.st.MachineID()
-		if err := r.Cards(func(c *local.Card) error {
-			if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
-				s.cardIDs[c.RootKey] = c.ProjectID
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		return r.Scan(prefixQueue, func(k string, v []byte) bool {
-			var it item
-			if json.Unmarshal(v, &it) != nil {
-				it = item{} // a damaged entry: consumed and dropped
-			}
-			it.key = k
-			s.stack = append(s.stack, it)
-			return true
-		})
-	})
+		it.key = k
+		stack = append(stack, it)
+		return true
+	}); err != nil {
+		return err
+	}
+	s.stack, s.seq, s.cardIDs = stack, seq, cardIDs
+	return nil
 }
 
 func (s *Scanner) underRoots(p string) bool {

@@ -3,15 +3,11 @@ package scan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/marker"
@@ -22,7 +18,8 @@ import (
 
 // walkResult is what one slice's walk saw.
 type walkResult struct {
-	consumed []item // directories read (or dropped) in this slice
+	consumed []item // directories read (or dropped) in this slice, or of them those with a queue key (slicePlan.join)
+	dirs     int    // how many directories were read (or dropped)
 	pending  []item // directories still to read
 	found    []found
 	gaps     []Gap
@@ -32,17 +29,18 @@ type walkResult struct {
 // from the top of the stack. Each worker lists a directory once; d_type from
 // the listing tells directories apart without a stat per entry.
 func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time) walkResult {
+	// Listings are kept only when their directory had not changed for a
+	// while before this moment (dirCache.keep): taken once, before any
+	// directory of the slice is looked at.
+	began := time.Now()
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)
 		inflight int
 		res      walkResult
-		exclude  = map[string]bool{marker.Dir: true}
+		exclude  = s.excludes()
 	)
 	stack = slices.Clone(stack)
-	for _, e := range s.opt.ExcludeNames {
-		exclude[e] = true
-	}
 	worker := func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -58,7 +56,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			stack = stack[:len(stack)-1]
 			inflight++
 			mu.Unlock()
-			children, proj, gap := s.readDir(it, exclude)
+			children, proj, gap := s.readDir(it, exclude, began)
 			mu.Lock()
 			inflight--
 			res.consumed = append(res.consumed, it)
@@ -68,6 +66,9 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			}
 			if proj != nil {
 				res.found = append(res.found, *proj)
+				if s.onFound != nil {
+					s.onFound(proj.root)
+				}
 			}
 			if gap != nil {
 				res.gaps = append(res.gaps, *gap)
@@ -82,6 +83,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 	}
 	wg.Wait()
 	res.pending = stack
+	res.dirs = len(res.consumed)
 	return res
 }
 
@@ -93,7 +95,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 // directory swapped for a symlink since it was queued is refused, never
 // followed), and its marker and metadata are read relative to that open
 // directory, so nothing read can come from elsewhere.
-func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, proj *found, gap *Gap) {
+func (s *Scanner) readDir(it item, exclude map[string]bool, began time.Time) (children []item, proj *found, gap *Gap) {
 	if it.Path == "" || !s.underRoots(it.Path) {
 		return nil, nil, nil // a damaged entry, or a root no longer configured
 	}
@@ -102,61 +104,14 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 		return nil, nil, openGap(it, err)
 	}
 	defer d.Close()
-	hasMarker := false
-	badName := ""
-	deeper := 0 // subdirectories not entered because of maxDepth
-	err = d.List(func(name string, t fs.FileMode) {
-		if name == marker.Dir && t.IsDir() {
-			hasMarker = true
-			return
-		}
-		if exclude[name] {
-			return
-		}
-		if !utf8.ValidString(name) {
-			// A path that is not UTF-8 cannot travel through JSON intact,
-			// so it could never be handed out exactly: a gap, not a project.
-			if t.IsDir() && badName == "" {
-				badName = strings.ToValidUTF8(name, "\uFFFD")
-			}
-			return
-		}
-		child := filepath.Join(it.Path, name)
-		switch {
-		case t.IsDir():
-			if it.Depth >= s.opt.MaxDepth {
-				deeper++
-				return
-			}
-			children = append(children, item{Path: child, Depth: it.Depth + 1})
-		case t&fs.ModeSymlink != 0 && s.opt.FollowSymlinks:
-			// Followed by its canonical target, which must lie under a
-			// discovery root; that path is opened like any other.
-			target, err := pathid.Canonical(child)
-			if err != nil {
-				return
-			}
-			if st, err := os.Stat(target); err == nil && st.IsDir() && s.underRoots(target) && !pathid.Within(target, it.Path) {
-				if it.Depth >= s.opt.MaxDepth {
-					deeper++
-					return
-				}
-				children = append(children, item{Path: target, Depth: it.Depth + 1})
-			}
-		}
-	})
+	ls, err := s.list(d, exclude, began)
 	if err != nil {
 		return nil, nil, gapFor(it.Path, err)
 	}
-	switch {
-	case badName != "":
-		gap = &Gap{Path: filepath.Join(it.Path, badName), Kind: local.GapName, Why: "directory name is not valid UTF-8; it is skipped"}
-	case deeper > 0:
-		gap = &Gap{Path: it.Path, Kind: local.GapDepth, Why: fmt.Sprintf("%d folder(s) below here are deeper than discovery.maxDepth %d and were not searched; raise discovery.maxDepth to include them", deeper, s.opt.MaxDepth)}
-	}
-	if hasMarker {
+	children, gap = s.expand(it, ls)
+	if ls.marker {
 		if v := marker.ProbeDir(d); v.Project {
-			proj = s.project(d, v)
+			proj = s.project(d, v, ls.sources)
 		}
 	}
 	return children, proj, gap
@@ -166,14 +121,21 @@ func (s *Scanner) readDir(it item, exclude map[string]bool) (children []item, pr
 // directory: its metadata (unless its stamp says nothing changed since it
 // was read), the identity of its database, and the identities of the
 // directories that lead to it.
-func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict) *found {
+func (s *Scanner) project(d *nofollow.Dir, v marker.Verdict, sources []string) *found {
 	root := d.Path()
-	f := &found{root: root, stamp: meta.Stamp(root), lineage: s.lineage(root)}
+	f := &found{root: root, stamp: meta.StampNames(root, sources), lineage: s.lineage(root)}
 	if !v.DB.IsZero() {
 		f.dbID = v.DB.String()
 	}
+	key := pathid.Key(root)
 	s.mu.Lock()
-	known := s.stamps[pathid.Key(root)]
+	var known uint64
+	if s.known != nil {
+		known = s.known.byRoot[key].metaStamp()
+	}
+	if s.stampedAt != nil {
+		s.stampedAt[key] = time.Now()
+	}
 	s.mu.Unlock()
 	if f.stamp == 0 || known != f.stamp {
 		m := meta.ReadDir(d, s.opt.Meta)

@@ -134,6 +134,27 @@ func (tx *Tx) Staged(id string) (p *local.Project, ok bool) {
 	return nil, tx.deleted[id]
 }
 
+// Written returns copies of the records this batch wrote so far, in id
+// order.
+func (tx *Tx) Written() []*local.Project {
+	out := make([]*local.Project, 0, len(tx.changed))
+	for _, p := range tx.changed {
+		cp := *p
+		out = append(out, &cp)
+	}
+	slices.SortFunc(out, func(a, b *local.Project) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// CommitRevision is the catalogRevision the store holds once this batch,
+// as staged so far, is committed.
+func (tx *Tx) CommitRevision() uint64 {
+	if len(tx.changed) > 0 || len(tx.deleted) > 0 {
+		return tx.rev + 1
+	}
+	return tx.rev
+}
+
 // PutProject writes a record and its root binding. A root is bound to one id
 // for ever; binding it to another id is refused. A new record, or a record
 // whose recordRevision grew, queues its GBrain card in the same batch.
