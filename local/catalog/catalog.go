@@ -766,7 +766,8 @@ func Recheck(p *local.Project, pol Policy) Check {
 	dbLook, ok2 := lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
 	// One descent from the discovery root with no symlink in the way
 	// gives the verdict and the identity of every directory on the way.
-	rc := marker.ProbeRoot(p.Root, pol.discoveryRootOf(p.Root))
+	top := pol.discoveryRootOf(p.Root)
+	rc := marker.ProbeRoot(p.Root, top)
 	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
 	if !rc.Project {
 		if ck.Availability == local.Present {
@@ -776,7 +777,7 @@ func Recheck(p *local.Project, pol Policy) Check {
 	}
 	// On a case-insensitive volume a case-only rename keeps the directory
 	// but not the spelling the record hands out.
-	if canon, err := listedSpelling(p.Root); err != nil || canon != filepath.Clean(p.Root) {
+	if canon, err := listedSpelling(p.Root, top); err != nil || canon != filepath.Clean(p.Root) {
 		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
 		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
 		return ck

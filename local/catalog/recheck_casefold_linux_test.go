@@ -56,3 +56,25 @@ func swapCase(s string) string {
 		return r
 	}, s)
 }
+
+// A discovery root whose own spelling went stale (an ancestor renamed in
+// case only after the config was loaded) does not lend its spelling to the
+// roots below it: the re-check spells the whole path then.
+func TestRecheckStaleDiscoveryRootSpelling(t *testing.T) {
+	d := fixture.CaseInsensitiveDir(t)
+	fixture.Project(t, filepath.Join(d, "Code", "app"))
+	listed, err := pathid.Canonical(filepath.Join(d, "Code", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := filepath.Dir(listed)
+	staleTop := filepath.Join(d, swapCase(filepath.Base(top)))
+	stale := filepath.Join(staleTop, filepath.Base(listed))
+	pol := Policy{Discovery: []string{staleTop}, Share: []string{d}}
+	recheckCache.Lock()
+	recheckCache.m = nil
+	recheckCache.Unlock()
+	if ck := Recheck(&local.Project{ID: "cg_a", Root: stale}, pol); ck.OK || ck.Availability != local.Missing {
+		t.Fatalf("%s below the stale discovery root %s (listed %s) passes: %+v", stale, staleTop, top, ck)
+	}
+}

@@ -4,6 +4,7 @@ package pathid
 
 import (
 	"io/fs"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -81,4 +82,26 @@ func TestFoldMemoFollowsTheDirectory(t *testing.T) {
 	f.ctime = 3
 	f.mkdirAll("/home/me/caf\u00e9")
 	spell("/home/me/cafe\u0301", "/home/me/caf\u00e9")
+}
+
+// OnDiskSpellingBelow keeps top and spells what is below it; a path not
+// below top (by exact spelling) is refused, never spelled from elsewhere.
+func TestOnDiskSpellingBelow(t *testing.T) {
+	top := t.TempDir()
+	mkdir(t, top, "a/B/c")
+	got, err := OnDiskSpellingBelow(top, filepath.Join(top, "a/B/c"))
+	if err != nil || got != filepath.Join(top, "a/B/c") {
+		t.Fatalf("below: %q, %v", got, err)
+	}
+	if got, err := OnDiskSpellingBelow(top, top); err != nil || got != top {
+		t.Fatalf("top itself: %q, %v", got, err)
+	}
+	for _, p := range []string{filepath.Dir(top), filepath.Join(top, "..", "x"), top + "x/a", "rel/a"} {
+		if got, err := OnDiskSpellingBelow(top, p); err == nil {
+			t.Errorf("OnDiskSpellingBelow(%q, %q) = %q; want an error", top, p, got)
+		}
+	}
+	if _, err := OnDiskSpellingBelow(top, filepath.Join(top, "a/b/c")); err == nil {
+		t.Errorf("a name that does not exist (case-sensitive temp dir) was spelled")
+	}
 }

@@ -2,6 +2,7 @@ package pathid
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -68,15 +69,42 @@ func (osFS) ReadDirNames(dir string, fn func(string) bool) error {
 	}
 }
 
+// OnDiskSpellingBelow is OnDiskSpelling for the names of p below top, an
+// ancestor of p by exact spelling that the caller knows to be spelled as
+// listed: top is kept as given and only the names below it are looked at.
+func OnDiskSpellingBelow(top, p string) (string, error) {
+	if !filepath.IsAbs(p) || !filepath.IsAbs(top) {
+		return "", ErrNotAbsolute
+	}
+	top, p = filepath.Clean(top), filepath.Clean(p)
+	rel, err := filepath.Rel(top, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.Join(top, rel) != p {
+		return "", fmt.Errorf("%s is not below %s", p, top)
+	}
+	if rel == "." {
+		return p, nil
+	}
+	fsys := osFS{}
+	ti, err := fsys.Lstat(top)
+	if err != nil {
+		return "", err
+	}
+	return spellFrom(fsys, top, ti, rel)
+}
+
 func onDiskSpelling(fsys dirFS, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", ErrNotAbsolute
 	}
 	p = filepath.Clean(p)
 	vol := filepath.VolumeName(p)
-	out := vol + string(filepath.Separator)
-	var dirInfo fs.FileInfo // out's, once known: the next name's directory
-	for _, name := range strings.Split(p[len(vol):], string(filepath.Separator)) {
+	return spellFrom(fsys, vol+string(filepath.Separator), nil, p[len(vol):])
+}
+
+// spellFrom spells the names of rel below out (whose lstat is dirInfo, or
+// nil), each as its directory lists it.
+func spellFrom(fsys dirFS, out string, dirInfo fs.FileInfo, rel string) (string, error) {
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
 		if name == "" {
 			continue
 		}
