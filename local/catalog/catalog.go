@@ -760,14 +760,16 @@ func Recheck(p *local.Project, pol Policy) Check {
 	if cached, ok := recheckCached(p, pol); ok {
 		return cached
 	}
-	// What the root and database look like before the full check: if they
-	// change during it, the remembered answer simply never matches again.
-	rootLook, ok1 := lookAt(p.Root)
-	dbLook, ok2 := lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
+	fullChecks.Add(1)
 	// One descent from the discovery root with no symlink in the way
 	// gives the verdict and the identity of every directory on the way.
 	top := pol.discoveryRootOf(p.Root)
 	rc := marker.ProbeRoot(p.Root, top)
+	// What the root and database looked like to the check, remembered
+	// with a positive verdict: read from the check's own descriptors
+	// (Linux), else by lstat afterwards. Either way a root or database
+	// changed after being looked at never matches the memory again.
+	rootLook, dbLook, looked := checkedLooks(rc)
 	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
 	if !rc.Project {
 		if ck.Availability == local.Present {
@@ -788,7 +790,13 @@ func Recheck(p *local.Project, pol Policy) Check {
 		return ck
 	}
 	ck.OK = true
-	if ok1 && ok2 {
+	if !looked {
+		var ok1, ok2 bool
+		rootLook, ok1 = lookAt(p.Root)
+		dbLook, ok2 = lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
+		looked = ok1 && ok2
+	}
+	if looked {
 		rememberRecheck(p, pol, ck, rootLook, dbLook)
 	}
 	return ck

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -17,6 +18,9 @@ import (
 // if both still look exactly the same (two lstat calls): a root renamed,
 // swapped for a symlink or moved under a mount, or a database replaced,
 // looks different and is checked in full again.
+
+// fullChecks counts re-checks done in full (tests tell a reuse by it).
+var fullChecks atomic.Int64
 
 // recheckTTL bounds how long a positive re-check is reused.
 const recheckTTL = 2 * time.Second
@@ -32,12 +36,30 @@ type recheckEntry struct {
 }
 
 // fileLook is what an lstat shows of a file: enough to tell it was not
-// replaced, renamed over or changed.
+// replaced, renamed over or changed. Times are in nanoseconds; the mode
+// keeps the type bits only (a chmod moves the change time anyway).
 type fileLook struct {
 	ino, dev    uint64
 	size        int64
-	mod, change time.Time
+	mod, change int64
 	mode        os.FileMode
+}
+
+// rootLook is the part of a look a directory is remembered by: identity
+// and times (an entry added or removed moves them).
+func rootLook(l fileLook) fileLook {
+	return fileLook{ino: l.ino, dev: l.dev, mod: l.mod, change: l.change}
+}
+
+// checkedLooks are the looks of the root and the database as the full
+// check read them from its own descriptors, when the platform gives them.
+func checkedLooks(rc marker.RootCheck) (root, db fileLook, ok bool) {
+	if rc.RootTimes.Mtime == 0 || rc.DBInfo.Mtime == 0 {
+		return fileLook{}, fileLook{}, false
+	}
+	root = fileLook{ino: rc.RootTimes.ID.Ino, dev: rc.RootTimes.ID.Dev, mod: rc.RootTimes.Mtime, change: rc.RootTimes.Ctime}
+	db = fileLook{ino: rc.DBInfo.ID.Ino, dev: rc.DBInfo.ID.Dev, size: rc.DBInfo.Size, mod: rc.DBInfo.Mtime, change: rc.DBInfo.Ctime, mode: rc.DBInfo.Mode.Type()}
+	return root, db, true
 }
 
 var recheckCache struct {
@@ -63,7 +85,7 @@ func recheckCached(p *local.Project, pol Policy) (Check, bool) {
 	}
 	root, ok1 := lookAt(p.Root)
 	db, ok2 := lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
-	if !ok1 || !ok2 || root != e.root || db != e.db {
+	if !ok1 || !ok2 || rootLook(root) != e.root || db != e.db {
 		return Check{}, false
 	}
 	ck := e.ck
@@ -77,5 +99,5 @@ func rememberRecheck(p *local.Project, pol Policy, ck Check, root, db fileLook) 
 	if recheckCache.m == nil || len(recheckCache.m) > 4096 {
 		recheckCache.m = map[recheckKey]recheckEntry{}
 	}
-	recheckCache.m[recheckKey{p.Root, pol.ViewKey()}] = recheckEntry{root: root, db: db, ck: ck}
+	recheckCache.m[recheckKey{p.Root, pol.ViewKey()}] = recheckEntry{root: rootLook(root), db: db, ck: ck}
 }

@@ -70,6 +70,12 @@ type RootCheck struct {
 	// on up to and including the top given to ProbeRoot, read on the way
 	// down to the root, so they are the ancestors of the directory probed.
 	Ancestors []pathid.ID
+	// RootTimes and DBInfo are what the root directory and its database
+	// looked like when checked, read from the descriptors the check used
+	// (a caller may remember a verdict by them). Zero where the platform
+	// does not read them (Mtime == 0) or the root is not a project.
+	RootTimes nofollow.Times
+	DBInfo    nofollow.Info
 }
 
 // ProbeRoot is Probe for the answer-time re-check of a record's root: the
@@ -88,11 +94,17 @@ func ProbeRoot(root, top string) RootCheck {
 		return RootCheck{Verdict: rootErr(err)}
 	}
 	defer d.Close()
+	times, terr := d.Times() // the identity too, in the same fstat
 	id, err := d.ID()
 	if err != nil {
 		return RootCheck{Verdict: fromErr(err, "project root")}
 	}
-	return RootCheck{Verdict: probeMarker(d), ID: id, Ancestors: anc}
+	v, db := probeMarkerInfo(d)
+	rc := RootCheck{Verdict: v, ID: id, Ancestors: anc}
+	if terr == nil && v.Project {
+		rc.RootTimes, rc.DBInfo = times, db
+	}
+	return rc
 }
 
 func neverProject(dir string) (Verdict, bool) {
@@ -124,27 +136,33 @@ func ProbeDir(d *nofollow.Dir) Verdict {
 }
 
 func probeMarker(d *nofollow.Dir) Verdict {
+	v, _ := probeMarkerInfo(d)
+	return v
+}
+
+// probeMarkerInfo is probeMarker and what the database's descriptor said.
+func probeMarkerInfo(d *nofollow.Dir) (Verdict, nofollow.Info) {
 	const rel = Dir + "/" + File
 	f, err := d.OpenFile(rel)
 	if err != nil {
-		return markerErr(d, err)
+		return markerErr(d, err), nofollow.Info{}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fromErr(err, rel)
+		return fromErr(err, rel), nofollow.Info{}
 	}
 	switch {
 	case !st.IsRegular():
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file"}
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file"}, st
 	case st.Size < minDBSize:
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is too small to be an index"}
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is too small to be an index"}, st
 	}
 	head := make([]byte, len(sqliteMagic))
 	if _, err := io.ReadFull(f, head); err == nil && !bytes.Equal(head, sqliteMagic) {
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not an SQLite file"}
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not an SQLite file"}, st
 	}
-	return Verdict{Project: true, Availability: local.Present, IndexState: local.MarkerPresent, DB: st.ID}
+	return Verdict{Project: true, Availability: local.Present, IndexState: local.MarkerPresent, DB: st.ID}, st
 }
 
 // markerErr says why .codegraph/codegraph.db could not be opened: one more

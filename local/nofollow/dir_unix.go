@@ -371,5 +371,7 @@ func infoOf(st *unix.Stat_t) Info {
 	default:
 		mode |= fs.ModeIrregular
 	}
-	return Info{Mode: mode, Size: st.Size, ID: pathid.ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}}
+	i := Info{Mode: mode, Size: st.Size, ID: pathid.ID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}}
+	i.Mtime, i.Ctime = statTimes(st)
+	return i
 }

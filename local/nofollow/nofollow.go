@@ -53,6 +53,10 @@ type Info struct {
 	Mode fs.FileMode // type bits and permissions
 	Size int64
 	ID   pathid.ID // zero where the platform gives none for this call
+	// Mtime and Ctime are the modification and status-change times in
+	// nanoseconds since the epoch; zero where the platform gives none
+	// (they are read on Linux only).
+	Mtime, Ctime int64
 }
 
 // IsDir reports a directory.

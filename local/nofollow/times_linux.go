@@ -49,3 +49,6 @@ func (d *Dir) FSType() (int64, error) {
 		return int64(st.Type), nil
 	}
 }
+
+// statTimes are st's modification and status-change times (Info).
+func statTimes(st *unix.Stat_t) (mtime, ctime int64) { return st.Mtim.Nano(), st.Ctim.Nano() }
