@@ -437,6 +437,33 @@ func (c *Catalog) Secret() []byte { return c.st.Identity().Key("cursor") }
 // MachineID is this data dir's machine id.
 func (c *Catalog) MachineID() string { return c.st.MachineID() }
 
+// RecordsAt calls fn for a copy of every record (of any availability, any
+// view) and reports true when the view is exactly store storeID at
+// revision rev; otherwise it reports false and calls nothing. A scanner
+// starting at that revision learns what it knows of the records from it
+// (scan.RecordsAt).
+func (c *Catalog) RecordsAt(storeID string, rev uint64, fn func(*local.Project)) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if storeID == "" || c.storeID != storeID || c.rev != rev {
+		return false
+	}
+	if c.base != nil {
+		for s := range c.base.Len() {
+			if _, changed := c.over[c.base.ID(uint32(s))]; !changed {
+				fn(c.base.Record(uint32(s)))
+			}
+		}
+	}
+	for _, p := range c.over {
+		if p != nil {
+			cp := *p
+			fn(&cp)
+		}
+	}
+	return true
+}
+
 // Len is the number of records (of any availability, any view).
 func (c *Catalog) Len() int {
 	c.mu.RLock()

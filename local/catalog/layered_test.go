@@ -111,6 +111,7 @@ func TestCatalogFollowsCommitsExactly(t *testing.T) {
 		bases[cat.follow.At().Base] = true
 		if step%7 == 6 {
 			sameAsReference(t, fmt.Sprint("step ", step), cat, live, gone, pol, queries)
+			recordsAtAreTheStores(t, fmt.Sprint("step ", step), cat, st)
 		}
 	}
 	if len(bases) < 2 {
@@ -122,6 +123,39 @@ func TestCatalogFollowsCommitsExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAsReference(t, "late reader", late, live, gone, pol, queries)
+	recordsAtAreTheStores(t, "late reader", late, st)
+}
+
+// recordsAtAreTheStores: what a scanner learns from the catalog
+// (RecordsAt) is exactly the store's records at that revision, and a
+// revision or store the catalog does not hold gives nothing.
+func recordsAtAreTheStores(t *testing.T, label string, cat *Catalog, st *store.Store) {
+	t.Helper()
+	want := map[string]*local.Project{}
+	var storeID string
+	var rev uint64
+	if err := st.View(context.Background(), func(r *store.Reader) error {
+		storeID, rev = r.StoreID(), r.Revision()
+		return r.Projects(func(p *local.Project) error { want[p.ID] = p; return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*local.Project{}
+	if !cat.RecordsAt(storeID, rev, func(p *local.Project) { got[p.ID] = p }) {
+		t.Fatalf("%s: RecordsAt refused the revision the catalog is at (%d)", label, rev)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: RecordsAt gave %d records, the store holds %d", label, len(got), len(want))
+	}
+	for id, w := range want {
+		if !reflect.DeepEqual(got[id], w) {
+			t.Fatalf("%s: record %s from the catalog differs from the store's:\n got %+v\nwant %+v", label, id, got[id], w)
+		}
+	}
+	if cat.RecordsAt(storeID, rev+1, func(*local.Project) { t.Fatal("called for another revision") }) ||
+		cat.RecordsAt("another-store", rev, func(*local.Project) { t.Fatal("called for another store") }) {
+		t.Fatalf("%s: RecordsAt answered for a revision or store it does not hold", label)
+	}
 }
 
 func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[string]*local.Project, pol Policy, queries []string) {

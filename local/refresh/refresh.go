@@ -191,6 +191,15 @@ func (r *Refresher) due(lastRound time.Time) bool {
 	return now.Sub(st.LastCompleted) >= r.interval
 }
 
+// scanOptions are the walk settings in force, with this process's catalog
+// as the quick source of what the scanner knows of the records (it is
+// caught up with the store just before a round starts).
+func (r *Refresher) scanOptions() scan.Options {
+	o := r.opt()
+	o.RecordsAt = r.cat.RecordsAt
+	return o
+}
+
 // retryAfter spaces rounds that found nothing to do or could not start.
 const retryAfter = 5 * time.Second
 
@@ -221,7 +230,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 		r.log.Debug("refresh already answered by a pass begun after it")
 		return
 	}
-	s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
+	s, err := scan.TryStart(ctx, r.cat.Store(), r.scanOptions())
 	if errors.Is(err, lease.ErrHeld) {
 		r.log.Debug("another process is scanning")
 		return
@@ -257,7 +266,7 @@ func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 	until := time.Now().Add(budget)
 	r.waitGate(ctx, until)
 	if r.sliceMu.TryLock() {
-		s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
+		s, err := scan.TryStart(ctx, r.cat.Store(), r.scanOptions())
 		if err == nil {
 			r.setRunning(true)
 			_, err = s.RunSlice(ctx, r.opt().SliceDirs, until)

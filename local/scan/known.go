@@ -68,15 +68,29 @@ type knownSet struct {
 	rev     uint64
 }
 
-// readKnown reads the known records from r.
-func readKnown(r *store.Reader) (*knownSet, error) {
-	ks := &knownSet{byRoot: map[string]*known{}, byID: map[string]*known{}, storeID: r.StoreID(), rev: r.Revision()}
+// readKnown reads the known records from r: from recordsAt when it has
+// the records of exactly r's store and revision (a serve's published
+// catalog, decoded far faster than the store's JSON), else from r.
+func readKnown(r *store.Reader, recordsAt RecordsAt) (*knownSet, error) {
+	storeID, rev := r.StoreID(), r.Revision()
+	if recordsAt != nil {
+		ks := &knownSet{byRoot: map[string]*known{}, byID: map[string]*known{}, storeID: storeID, rev: rev}
+		if recordsAt(storeID, rev, func(p *local.Project) { ks.put(knownOf(p)) }) {
+			return ks, nil
+		}
+	}
+	ks := &knownSet{byRoot: map[string]*known{}, byID: map[string]*known{}, storeID: storeID, rev: rev}
 	err := r.Projects(func(p *local.Project) error {
 		ks.put(knownOf(p))
 		return nil
 	})
 	return ks, err
 }
+
+// RecordsAt calls fn for every record of the store storeID as of catalog
+// revision rev and reports true, or reports false without calling fn when
+// it does not hold exactly those records.
+type RecordsAt func(storeID string, rev uint64, fn func(*local.Project)) bool
 
 func (ks *knownSet) put(k *known) {
 	ks.byRoot[pathid.Key(k.root)] = k
@@ -108,7 +122,7 @@ func (s *Scanner) ensureKnown(tx *store.Tx) error {
 	if ok {
 		return nil
 	}
-	ks, err := readKnown(&tx.Reader)
+	ks, err := readKnown(&tx.Reader, s.opt.RecordsAt)
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,9 @@ type Options struct {
 	Meta           meta.Limits
 	// Workers read directories in parallel; zero means 4.
 	Workers int
+	// RecordsAt, when set, gives the records of a store revision faster
+	// than the store can (a long-running process's published catalog).
+	RecordsAt RecordsAt
 }
 
 // OptionsFrom maps a config to walk options.
@@ -594,7 +597,7 @@ func (s *Scanner) loadFrom(r *store.Reader) error {
 	if err != nil {
 		return err
 	}
-	ks, err := readKnown(r)
+	ks, err := readKnown(r, s.opt.RecordsAt)
 	if err != nil {
 		return err
 	}
