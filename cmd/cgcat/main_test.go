@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local/config"
+	testfixture "github.com/cgcat/cgcat/local/fixture"
 )
 
 var (
@@ -58,7 +58,7 @@ func cgcatBin(tb testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "cgcat")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/cgcat")
+		cmd := testfixture.BuildCommand(builtBin)
 		cmd.Dir = moduleRoot()
 		cmd.Env = origEnv
 		if out, err := cmd.CombinedOutput(); err != nil {

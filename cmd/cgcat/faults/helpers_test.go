@@ -30,6 +30,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/cgcat/cgcat/local/fixture"
 )
 
 var cgcatBin string
@@ -42,7 +44,7 @@ func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	cgcatBin = filepath.Join(dir, "cgcat")
-	cmd := exec.Command("go", "build", "-o", cgcatBin, "./cmd/cgcat")
+	cmd := fixture.BuildCommand(cgcatBin)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build cgcat: %v\n%s", err, out)
