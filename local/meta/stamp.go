@@ -12,8 +12,10 @@ import (
 )
 
 // Stamp fingerprints the files Read takes a project's metadata from: each
-// manifest, README and hint file in the root, and the git files, by name,
-// size and modification time. An unchanged stamp means Read would see the
+// manifest, README and hint file in the root (and a symlink's target: Read
+// follows links inside the root), and the git files (a linked worktree's
+// HEAD and its main repository's config too), by name, size, modification
+// and status-change time. An unchanged stamp means Read would see the
 // same files, so the metadata need not be read again; any change (an edit,
 // a new README, a switched branch) changes it. It reads one directory
 // listing and stats only the files that matter; 0 means the root could not
@@ -57,21 +59,28 @@ func StampNames(root string, names []string) uint64 {
 	slices.Sort(names)
 	h := xxh3.New()
 	add := func(rel string, look bool) {
-		var b [8 + 8 + 4]byte
-		if look {
-			fi, err := os.Lstat(filepath.Join(root, rel))
-			// A directory's own time moves with every file in it (.git
-			// does on each git command): only its kind counts.
-			if err == nil && fi.IsDir() {
-				b[16] = 1
-			} else if err == nil {
-				binary.LittleEndian.PutUint64(b[0:], uint64(fi.Size()))
-				binary.LittleEndian.PutUint64(b[8:], uint64(fi.ModTime().UnixNano()))
-				binary.LittleEndian.PutUint32(b[16:], uint32(fi.Mode()))
+		h.WriteString(rel)
+		if !look {
+			h.Write(make([]byte, stampLen))
+			return
+		}
+		p := rel
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, rel)
+		}
+		fi, err := os.Lstat(p)
+		h.Write(stampOf(fi, err))
+		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// Read follows a link that stays in the root (README.md ->
+			// docs/README.md): an edit of its target is an edit. A link
+			// out of the root is not followed (Read refuses it, and a
+			// stat there could hang on a dead mount).
+			if to, err := os.Readlink(p); err == nil && !filepath.IsAbs(to) {
+				if t := filepath.Join(filepath.Dir(p), to); strings.HasPrefix(t, filepath.Clean(root)+string(filepath.Separator)) {
+					h.Write(stampOf(os.Stat(t)))
+				}
 			}
 		}
-		h.WriteString(rel)
-		h.Write(b[:])
 	}
 	for _, n := range names {
 		add(n, true)
@@ -80,10 +89,84 @@ func StampNames(root string, names []string) uint64 {
 	add(hintPath, hasHint)
 	add(".git/HEAD", hasGit)
 	add(".git/config", hasGit)
+	if hasGit {
+		// A linked worktree (.git is a file naming its git directory):
+		// Read takes HEAD from that directory and the config from the
+		// main repository's (commondir), so those are what can change.
+		if gitDir := worktreeGitDir(root); gitDir != "" {
+			add(filepath.Join(gitDir, "HEAD"), true)
+			add(filepath.Join(gitDir, "commondir"), true)
+			if b, ok := readSmall(filepath.Join(gitDir, "commondir")); ok {
+				c := strings.TrimSpace(firstLine(b))
+				if c != "" && !filepath.IsAbs(c) {
+					c = filepath.Join(gitDir, c)
+				}
+				if c != "" {
+					add(filepath.Join(c, "config"), true)
+				}
+			}
+		}
+	}
 	if sum := h.Sum64(); sum != 0 {
 		return sum
 	}
 	return 1
+}
+
+// stampLen is the size of one file's part of a stamp.
+const stampLen = 8 + 8 + 8 + 4
+
+// stampOf is one file's part of a stamp: size, modification time,
+// status-change time (which nothing can set back: an edit that keeps the
+// size and puts the mtime back, as touch -r, cp -p and rsync -t do, still
+// moves it) and mode; a directory by its kind only (its times move with
+// every file in it: .git does on each git command); zeros when missing.
+func stampOf(fi os.FileInfo, err error) []byte {
+	b := make([]byte, stampLen)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		b[24] = 1
+	default:
+		binary.LittleEndian.PutUint64(b[0:], uint64(fi.Size()))
+		binary.LittleEndian.PutUint64(b[8:], uint64(fi.ModTime().UnixNano()))
+		binary.LittleEndian.PutUint64(b[16:], uint64(changeTime(fi)))
+		binary.LittleEndian.PutUint32(b[24:], uint32(fi.Mode()))
+	}
+	return b
+}
+
+// worktreeGitDir is the git directory a .git file in root names (a linked
+// worktree, a submodule), absolute; "" when .git is not such a file.
+func worktreeGitDir(root string) string {
+	p := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	b, ok := readSmall(p)
+	if !ok {
+		return ""
+	}
+	d := gitdirLine(b)
+	if d != "" && !filepath.IsAbs(d) {
+		d = filepath.Join(root, d)
+	}
+	return d
+}
+
+// readSmall reads the start of a small file (a .git or commondir file).
+func readSmall(p string) ([]byte, bool) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	return b[:n], n > 0
 }
 
 // IsSource reports whether a root entry is one Read may take metadata from
