@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zeebo/xxh3"
 )
@@ -18,8 +19,9 @@ import (
 // and status-change time. An unchanged stamp means Read would see the
 // same files, so the metadata need not be read again; any change (an edit,
 // a new README, a switched branch) changes it. It reads one directory
-// listing and stats only the files that matter; 0 means the root could not
-// be listed.
+// listing and stats only the files that matter; 0 means no stamp to keep:
+// the root could not be listed, or a file changed too recently (RacyStamp)
+// for a later edit in the same clock tick to change the stamp.
 func Stamp(root string) uint64 {
 	d, err := os.Open(root)
 	if err != nil {
@@ -58,6 +60,7 @@ func StampNames(root string, names []string) uint64 {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	h := xxh3.New()
+	var newest int64 // the latest modification or status change seen
 	add := func(rel string, look bool) {
 		h.WriteString(rel)
 		if !look {
@@ -70,6 +73,9 @@ func StampNames(root string, names []string) uint64 {
 		}
 		fi, err := os.Lstat(p)
 		h.Write(stampOf(fi, err))
+		if err == nil && !fi.IsDir() {
+			newest = max(newest, fi.ModTime().UnixNano(), changeTime(fi))
+		}
 		if err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			// Read follows a link that stays in the root (README.md ->
 			// docs/README.md): an edit of its target is an edit. A link
@@ -107,11 +113,24 @@ func StampNames(root string, names []string) uint64 {
 			}
 		}
 	}
+	if time.Now().UnixNano()-newest < RacyStamp.Nanoseconds() {
+		// A file changed within the file system's clock tick of now: an
+		// edit later in the same tick that keeps the size would leave
+		// every part of the stamp as it is. Such a stamp is not kept, so
+		// the next pass reads the metadata again (git's racy-index rule).
+		return 0
+	}
 	if sum := h.Sum64(); sum != 0 {
 		return sum
 	}
 	return 1
 }
+
+// RacyStamp is how recent a change makes a stamp untrustworthy: longer
+// than any local file system's timestamp tick (ext4's follows the kernel's
+// coarse clock, a few milliseconds; FAT's is two seconds). Tests may
+// shorten it.
+var RacyStamp = 2 * time.Second
 
 // stampLen is the size of one file's part of a stamp.
 const stampLen = 8 + 8 + 8 + 4

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/local/meta"
 )
@@ -14,6 +15,9 @@ import (
 // agree, or every project would be read again on every pass), and it moves
 // with each kind of change Stamp sees.
 func TestStampNamesAgreesWithStamp(t *testing.T) {
+	old := meta.RacyStamp
+	meta.RacyStamp = 0 // the files were all just made
+	t.Cleanup(func() { meta.RacyStamp = old })
 	cases := map[string]map[string]string{
 		"bare":         {"src/x.go": "package x"},
 		"manifests":    {"package.json": `{"name":"a"}`, "README.md": "# a", "go.mod": "module a"},
@@ -97,5 +101,21 @@ func TestStampNamesAgreesWithStampWhenFull(t *testing.T) {
 	}
 	if a, b := meta.Stamp(root), meta.StampNames(root, names); a != b {
 		t.Fatalf("Stamp %x, StampNames of the first %d source names %x", a, meta.MaxStampNames, b)
+	}
+}
+
+// A stamp of files changed within the racy margin is 0 (not to be kept);
+// the same files stamp once they are older.
+func TestStampIsZeroWhileRacy(t *testing.T) {
+	old := meta.RacyStamp
+	meta.RacyStamp = 200 * time.Millisecond
+	t.Cleanup(func() { meta.RacyStamp = old })
+	root := tree(t, "p", map[string]string{"package.json": `{"name":"a"}`})
+	if s := meta.Stamp(root); s != 0 {
+		t.Fatalf("a file written just now stamps %x; want 0", s)
+	}
+	time.Sleep(meta.RacyStamp + 50*time.Millisecond)
+	if s := meta.Stamp(root); s == 0 {
+		t.Fatal("files older than the racy margin stamp 0")
 	}
 }

@@ -167,7 +167,9 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		}
 	}
 	for _, sl := range restamp {
-		if stamp := s.stampNow(sl.root); stamp != 0 && stamp != sl.stamp {
+		// 0: no stamp to trust (a file changed within the clock tick):
+		// read again, and keep no stamp, so the next pass reads too.
+		if stamp := s.stampNow(sl.root); stamp == 0 || stamp != sl.stamp {
 			p, err := tx.Project(sl.id)
 			if err != nil || p == nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 )
@@ -161,6 +162,7 @@ func TestEditDuringPassIsReadAtItsEnd(t *testing.T) {
 
 // An unchanged project is not read again: its stamp holds.
 func TestUnchangedProjectIsNotReadAgain(t *testing.T) {
+	noRacyStamps(t) // the files were all just made
 	root := canon(t, t.TempDir())
 	p := filepath.Join(root, "svc")
 	mkProject(t, p)
@@ -221,5 +223,37 @@ func TestLostCatalogTakesIDsBackFromCards(t *testing.T) {
 		if p.ID == first[r].ID {
 			t.Fatalf("%s took another machine's id", r)
 		}
+	}
+}
+
+// noRacyStamps lets a test trust stamps of files it has just made (the
+// racy-stamp rule has its own test).
+func noRacyStamps(t *testing.T) {
+	old := meta.RacyStamp
+	meta.RacyStamp = 0
+	t.Cleanup(func() { meta.RacyStamp = old })
+}
+
+// A project whose files changed within the clock tick of the pass keeps no
+// stamp: an edit later in the same tick that keeps the size would leave
+// the stamp as it was, and the record stale for good. The next pass reads
+// its metadata again and stamps it once the files are older than that.
+func TestRacyStampIsNotKept(t *testing.T) {
+	old := meta.RacyStamp
+	meta.RacyStamp = 300 * time.Millisecond
+	t.Cleanup(func() { meta.RacyStamp = old })
+	root := canon(t, t.TempDir())
+	p := filepath.Join(root, "svc")
+	mkProject(t, p)
+	write(t, filepath.Join(p, "package.json"), `{"name":"svc"}`)
+	st := newStore(t)
+	first := scanAll(t, st, testOptions(root))[p]
+	if first == nil || first.MetaStamp != 0 || first.Meta.Name != "svc" {
+		t.Fatalf("a project made just now: %+v; want its metadata read and no stamp kept", first)
+	}
+	time.Sleep(meta.RacyStamp + 50*time.Millisecond)
+	second := scanAll(t, st, testOptions(root))[p]
+	if second == nil || second.MetaStamp == 0 {
+		t.Fatalf("a project whose files are older than the racy margin still has no stamp: %+v", second)
 	}
 }
