@@ -205,13 +205,14 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 			r.fail("e", "running with no lease holder on "+strings.Fields(a.who)[0], "%s says scanState running, but no process held, took or tried to take dataDir/scan.lease during the call (coverage %q, message %q)%s", a.who, e.Coverage, e.Message, r.staleNote(a.who))
 		}
 	}
-	// Words of a project that was never visible appear nowhere.
+	// Words of a project that was never visible appear nowhere, unless a
+	// record left at a place it had them is visible.
 	for _, p := range r.m.projects {
 		if p.everVisible {
 			continue
 		}
 		for _, w := range p.words {
-			if strings.Contains(a.raw, w) {
+			if !p.mayShow(w) && strings.Contains(a.raw, w) {
 				r.fail("a", "hidden project's words in an answer", "%s shows %q, a word of project #%d at %s that was never visible (hidden by %s): its name/description leaked%s\n%.1500s",
 					a.who, w, p.key, r.rel(p.path), r.hiddenBy(p.path), r.staleNote(a.who)+r.cliNote(a.who), a.raw)
 			}
@@ -591,7 +592,7 @@ func (r *run) checkQuery(settled bool) {
 	// not come back.
 	var hidden []*proj
 	for _, q := range ps {
-		if !q.everVisible {
+		if !q.mayShow(q.word()) {
 			hidden = append(hidden, q)
 		}
 	}
@@ -822,7 +823,7 @@ func (r *run) checkFakeCards() {
 			continue
 		}
 		for _, w := range p.words {
-			if strings.Contains(string(b), w) {
+			if !p.mayShow(w) && strings.Contains(string(b), w) {
 				r.fail("a", "hidden project in a GBrain card", "the fake GBrain holds %q, a word of project #%d at %s that was never visible (%s)", w, p.key, r.rel(p.path), r.hiddenBy(p.path))
 			}
 		}

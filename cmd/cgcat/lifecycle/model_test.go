@@ -8,10 +8,12 @@ package lifecycle
 //     discovery and a sharing root, under no deny root (also by directory
 //     identity), canonical, with its marker (a); a root has one id and an id
 //     one root, for as long as the record is not forgotten (c, d); a hidden
-//     record is not listed at all, and words of a project that was never
-//     visible appear in no answer; a forgotten id never comes back; an
-//     answer given while no process held or opened the scan lease does not
-//     say "running" (e); gbrainState is the fake's switch (f).
+//     record is not listed at all, and a word of a project appears in no
+//     answer until the project, or a place where it had that word (a record
+//     left behind by a move keeps it), was visible; a forgotten id never
+//     comes back; an answer given while no process held or opened the scan
+//     lease does not say "running" (e); gbrainState is the fake's switch
+//     (f).
 //   - resolve is exact at every step: it re-checks the root live (R19).
 //   - coverage "complete" claimed at any time: every project that stood
 //     unchanged, visible and within the limits since before the walk
@@ -41,12 +43,31 @@ type proj struct {
 	stableSince int // step since which path, marker and record stand unchanged (-1: before any process)
 	arrivedAt   int // step it arrived at path
 	everVisible bool
+	// held: every place the project stood at → the words it had there. A
+	// record left at a place it moved away from keeps the metadata it had
+	// there (R13: records are never deleted automatically), so once such a
+	// place is visible (a deny root removed, a sharing root added) those
+	// words may be shown, with the old record (exposed).
+	held    map[string][]string
+	exposed map[string]bool
 	// reached: since it got to path, a walk within the limits of the
 	// config then in force could reach it (else listing it breaks R9).
 	reached bool
 }
 
 func (p *proj) word() string { return p.words[len(p.words)-1] }
+
+// hold notes that the project stands at its path with its current word.
+func (p *proj) hold() {
+	if p.held == nil {
+		p.held = map[string][]string{}
+	}
+	p.held[p.path] = append(p.held[p.path], p.word())
+}
+
+// mayShow: w, a word of p, may appear in an answer: the project was visible
+// once, or a place where it had w was.
+func (p *proj) mayShow(w string) bool { return p.everVisible || p.exposed[w] }
 
 // binding is a root → id binding learnt from an answer.
 type binding struct {
@@ -130,5 +151,6 @@ func (m *model) moved(dir, newDir string, step int) {
 		rel, _ := filepath.Rel(dir, p.path)
 		p.path = filepath.Join(newDir, rel)
 		p.stableSince, p.arrivedAt, p.reached = step, step, false
+		p.hold()
 	}
 }

@@ -126,6 +126,16 @@ func (r *run) afterChange() {
 		if vis, certain := r.visible(p.path); vis || !certain {
 			p.everVisible = true
 		}
+		for place, words := range p.held {
+			if vis, certain := r.visible(place); vis || !certain {
+				if p.exposed == nil {
+					p.exposed = map[string]bool{}
+				}
+				for _, w := range words {
+					p.exposed[w] = true
+				}
+			}
+		}
 		if !p.gone && r.withinLimits(p.path) {
 			p.reached = true
 		}
@@ -284,6 +294,7 @@ func (r *run) manifest(p *proj) {
 	if err := os.WriteFile(filepath.Join(p.path, "package.json"), b, 0o644); err != nil {
 		r.t.Fatal(err)
 	}
+	p.hold()
 }
 
 // create makes a new indexed project at parent/name (name made unique).
