@@ -13,7 +13,8 @@ package lifecycle
 //     left behind by a move keeps it), was visible; a forgotten id never
 //     comes back; an answer given while no process held or opened the scan
 //     lease does not say "running" (e); gbrainState is the fake's switch
-//     (f).
+//     (f); catalogRevision never goes back in one serve's answers; a cursor
+//     from another process or from before the view changed is expired.
 //   - resolve is exact at every step: it re-checks the root live (R19).
 //   - coverage "complete" claimed at any time: every project that stood
 //     unchanged, visible and within the limits since before the walk
@@ -24,7 +25,10 @@ package lifecycle
 //     visible record whose root lost its marker is listed as missing; a
 //     moved project's old id resolves missing with movedTo leading to the
 //     new id; coverage is partial exactly when maxDepth cut a shared,
-//     undenied directory.
+//     undenied directory; a record whose manifest changed since the last
+//     settle has a greater recordRevision and answers record_changed to the
+//     old one; GBrain (enabled, up) holds no live card of a hidden or
+//     forgotten record within a bound.
 
 import (
 	"path/filepath"
@@ -40,8 +44,9 @@ type proj struct {
 	name        string // package.json name
 	desc        string // package.json description
 	words       []string
-	stableSince int // step since which path, marker and record stand unchanged (-1: before any process)
-	arrivedAt   int // step it arrived at path
+	stableSince int  // step since which path, marker and record stand unchanged (-1: before any process)
+	arrivedAt   int  // step it arrived at path
+	badHint     bool // its codegraph/project.json does not parse (R6)
 	everVisible bool
 	// held: every place the project stood at → the words it had there. A
 	// record left at a place it moved away from keeps the metadata it had
@@ -77,6 +82,12 @@ type binding struct {
 	created  int // step learnt
 	markerID fileID
 	seen     bool // markerID was recorded at a settle while proj sat at root
+	// What resolve said of the record at the last settle where it was
+	// present: its recordRevision and stable metadata (R14, R21).
+	rev       uint64
+	revName   string
+	revDesc   string
+	revSettle int
 }
 
 type model struct {

@@ -507,6 +507,25 @@ func (r *run) opEditManifest() {
 	p := r.pick(func(*proj) bool { return true })
 	r.manifest(p)
 	r.log("edit package.json of #%d at %s: %q %q", p.key, r.rel(p.path), p.name, p.desc)
+	if r.hrng.IntN(3) == 0 {
+		r.editHint(p)
+	}
+}
+
+// editHint breaks the project's hint file, or mends it by removing it (R6:
+// a file that does not parse is ignored, and its problem shown).
+func (r *run) editHint(p *proj) {
+	hint := filepath.Join(p.path, "codegraph", "project.json")
+	if p.badHint {
+		must(r, os.Remove(hint))
+		p.badHint = false
+		r.log("remove the broken codegraph/project.json of #%d", p.key)
+		return
+	}
+	must(r, os.MkdirAll(filepath.Dir(hint), 0o755))
+	must(r, os.WriteFile(hint, []byte(`{"aliases": ["x",`), 0o644))
+	p.badHint = true
+	r.log("break codegraph/project.json of #%d at %s", p.key, r.rel(p.path))
 }
 
 func (r *run) opToggleLibs() {
