@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
@@ -71,12 +72,15 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 				})
 			}
 			pi.Detail = "update"
+		case st.ours(gbrain.ContentHash(page.Content)) && st.Slug == slug:
+			// An earlier write of cgcat's that GBrain applied late: ours.
+			pi.Detail = "update (the page holds an earlier write of cgcat's that landed late)"
 		case holds(page, card, content):
 			// Our own write whose hash was never recorded (a lost answer,
 			// a crash before the batch): take it as written.
 			pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
 			return Adopted, pi, done(func(tx *store.Tx) {
-				putState(tx, rec.ID, written(slug, cardHash, page, rec))
+				putState(tx, rec.ID, written(slug, cardHash, page, rec, st))
 				p.mirrorWritten(tx, slug, card, page)
 			})
 		case (st == nil || st.PageHash == 0) && p.ownUnedited(page, rec.ID, card.RootKey):
@@ -141,14 +145,16 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			})
 		}
 		return Written, pi, done(func(tx *store.Tx) {
-			putState(tx, rec.ID, written(slug, cardHash, back, rec))
+			putState(tx, rec.ID, written(slug, cardHash, back, rec, st))
 			p.mirrorWritten(tx, slug, card, back)
 		})
 	}
 }
 
-func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project) *State {
-	return &State{
+// written is the state after cgcat wrote page; prev (the state before,
+// nil if none) gives the hashes of the earlier writes of the same slug.
+func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project, prev *State) *State {
+	s := &State{
 		Slug:           slug,
 		CardHash:       cardHash,
 		PageHash:       gbrain.ContentHash(page.Content),
@@ -156,6 +162,14 @@ func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project
 		RecordRevision: rec.RecordRevision,
 		WrittenAt:      time.Now().UTC(),
 	}
+	if prev != nil && prev.Slug == slug {
+		for _, h := range append([]uint64{prev.PageHash}, prev.Earlier...) {
+			if h != 0 && h != s.PageHash && !slices.Contains(s.Earlier, h) && len(s.Earlier) < maxEarlier {
+				s.Earlier = append(s.Earlier, h)
+			}
+		}
+	}
+	return s
 }
 
 func (p *Projector) putFailed(tx *store.Tx, rec *local.Project, st *State, slug string, err error) {

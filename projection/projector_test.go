@@ -8,6 +8,8 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/lease"
 )
 
@@ -336,5 +338,66 @@ func TestUnregisteredSourceWritesNothing(t *testing.T) {
 	}
 	if e.depth() != 2 {
 		t.Fatal("the cards must wait")
+	}
+}
+
+// lateOwnWrite writes a's card twice (two metadata versions), then puts the
+// first version back as GBrain does when it applies a write after cgcat
+// gave up waiting for it (the fake's delayed calls land the same way).
+func lateOwnWrite(t *testing.T, e *env, p *Projector, a *local.Project) {
+	t.Helper()
+	first := e.fake.Content(t, testSource, e.slug(a.ID))
+	writePkg(t, a.Root, a.Meta.Name, "second version of the description")
+	e.rescan()
+	if rep := e.drain(p); rep.Written != 1 {
+		t.Fatalf("second version: %+v", rep)
+	}
+	if st := e.fake.Put(t, testSource, e.slug(a.ID), first); st != gbrain.StatusWritten {
+		t.Fatalf("late put: %s", st)
+	}
+}
+
+// An earlier write of cgcat's own that lands late is cgcat's, not a
+// person's edit: the next version overwrites it. (Found chasing the
+// lifecycle test's seed 892282670, step 734, where a denied project's card
+// stayed in GBrain through six settles.)
+func TestLateOwnWriteIsOverwrittenNotAConflict(t *testing.T) {
+	e := newEnv(t, 2)
+	p := e.projector()
+	e.drain(p)
+	a := e.record("pkg-0000")
+	lateOwnWrite(t, e, p, a)
+	writePkg(t, a.Root, "pkg-0000", "third version of the description")
+	e.rescan()
+	if rep := e.drain(p); rep.Written != 1 || rep.Conflicts != 0 {
+		t.Fatalf("after a late write of cgcat's own: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	c, err := gbrain.Decode(e.fake.Content(t, testSource, e.slug(a.ID)))
+	if err != nil || c.Description != "third version of the description" {
+		t.Fatalf("card: %+v %v", c, err)
+	}
+}
+
+// ... and when the project is hidden, its card is retracted (R40) instead of
+// staying in GBrain, name and description included, as a "conflict".
+func TestLateOwnWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	e := newEnv(t, 2)
+	p := e.projector()
+	pol := e.pol
+	p.pol = policyFunc(func() catalog.Policy { return pol })
+	e.drain(p)
+	a := e.record("pkg-0000")
+	lateOwnWrite(t, e, p, a)
+	cfg := *e.cfg
+	cfg.Sharing.DenyRoots = []string{a.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if sw, err := p.Sweep(e.ctx); err != nil || sw.Retract != 1 {
+		t.Fatalf("sweep: %+v %v", sw, err)
+	}
+	if rep := e.drain(p); rep.Retracted != 1 || rep.Conflicts != 0 {
+		t.Fatalf("drain after deny: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	if pg := e.fake.Page(t, testSource, e.slug(a.ID)); pg == nil || pg.DeletedAt == "" {
+		t.Fatalf("the hidden project's card is still in GBrain: %+v", pg)
 	}
 }

@@ -117,11 +117,11 @@ func (p *Projector) retract(ctx context.Context, it item, gone, dry bool) (Outco
 }
 
 // unedited reports whether the page at a project's slug is cgcat's own,
-// unchanged card of this machine: the hash recorded after the last write,
-// or — no record of writing it — exactly what cgcat writes for it.
+// unchanged card of this machine: the hash recorded after the last write
+// (or after an earlier one, which GBrain may apply late), or — no record of writing it — exactly what cgcat writes for it.
 func (p *Projector) unedited(page *gbrain.Page, id string, st *State) bool {
 	if st != nil && st.PageHash != 0 && st.Slug == page.Slug {
-		return gbrain.ContentHash(page.Content) == st.PageHash
+		return st.ours(gbrain.ContentHash(page.Content))
 	}
 	return p.ownUnedited(page, id, "")
 }
