@@ -47,6 +47,24 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
 	}
 	cardHash := gbrain.ContentHash(content)
+	// Once a put_page was sent, a failure leaves its outcome unknown: GBrain
+	// may have applied it (or apply it later). The state says so, so that a
+	// retraction reads GBrain instead of trusting that no card was written.
+	sent := false
+	fail := func(err error) (Outcome, PlanItem, error) {
+		if sent && !dry {
+			p.stage(func(tx *store.Tx) error {
+				s := State{Slug: slug}
+				if st != nil {
+					s = *st
+				}
+				s.Unconfirmed = true
+				putState(tx, rec.ID, &s)
+				return nil
+			})
+		}
+		return "", pi, err
+	}
 	maxAmb := p.MaxAmbiguous
 	if maxAmb <= 0 {
 		maxAmb = 3
@@ -54,7 +72,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 	for attempt := 0; ; attempt++ {
 		page, err := p.read(ctx, slug)
 		if err != nil {
-			return "", pi, err
+			return fail(err)
 		}
 		switch {
 		case page == nil:
@@ -108,10 +126,11 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			return "", pi, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
 		}
 		_, err = p.put(ctx, slug, content)
+		sent = true
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return "", pi, ctx.Err()
+			return fail(ctx.Err())
 		case gbrain.IsAmbiguous(err) && attempt+1 < maxAmb:
 			// The write may have landed: read back and compare first.
 			p.log.Info("put_page answer lost; reading the card back before deciding", "slug", slug, "err", err)
@@ -120,16 +139,16 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			pi.Detail = err.Error()
 			return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
 		default:
-			return "", pi, err
+			return fail(err)
 		}
 		back, err := p.read(ctx, slug)
 		if err != nil {
 			// Written but not confirmed: the row stays; the next read finds
 			// our card and adopts it.
-			return "", pi, fmt.Errorf("read back %s after writing it: %w", slug, err)
+			return fail(fmt.Errorf("read back %s after writing it: %w", slug, err))
 		}
 		if back == nil {
-			return "", pi, fmt.Errorf("read back %s after writing it: the page is not there", slug)
+			return fail(fmt.Errorf("read back %s after writing it: the page is not there", slug))
 		}
 		if !holds(back, card, content) {
 			why := "the page changed right after cgcat wrote it (another writer?)"

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
@@ -395,6 +396,39 @@ func TestLateOwnWriteOfAHiddenProjectIsRetracted(t *testing.T) {
 		t.Fatalf("sweep: %+v %v", sw, err)
 	}
 	if rep := e.drain(p); rep.Retracted != 1 || rep.Conflicts != 0 {
+		t.Fatalf("drain after deny: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	if pg := e.fake.Page(t, testSource, e.slug(a.ID)); pg == nil || pg.DeletedAt == "" {
+		t.Fatalf("the hidden project's card is still in GBrain: %+v", pg)
+	}
+}
+
+// A put_page that timed out may still land (a slow GBrain applies it after
+// cgcat gave up). If the project is hidden before a read confirms the
+// write, the retraction must read GBrain and take the card back — not
+// decide from "no hash recorded" that no card was ever written.
+func TestUnconfirmedWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	e := newEnv(t, 1)
+	p := e.projector()
+	pol := e.pol
+	p.pol = policyFunc(func() catalog.Policy { return pol })
+	p.MaxAmbiguous = 1 // give up after the first lost answer
+	a := e.records()[0]
+	// put_page answers after the client's 5 s call timeout, then applies.
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 5500, DelayTools: []string{"put_page"}})
+	if _, err := p.Drain(e.ctx); err == nil {
+		t.Fatal("a put that timed out must leave the row pending")
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.fake.Page(t, testSource, e.slug(a.ID)) == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the delayed put never landed")
+		}
+	}
+	e.fake.SetControl(t, gbraintest.Control{})
+	cfg := *e.cfg
+	cfg.Sharing.DenyRoots = []string{a.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if rep := e.drain(p); rep.Retracted != 1 {
 		t.Fatalf("drain after deny: %+v (state %+v)", rep, e.state(a.ID))
 	}
 	if pg := e.fake.Page(t, testSource, e.slug(a.ID)); pg == nil || pg.DeletedAt == "" {

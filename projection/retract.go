@@ -64,9 +64,10 @@ func (p *Projector) retract(ctx context.Context, it item, gone, dry bool) (Outco
 		return NotShared, pi, finish(func(tx *store.Tx) { settle(tx, "", false) })
 	}
 	pi.Slug = slug
-	if !gone && !it.row.Retract && (st == nil || st.PageHash == 0) && (it.card == nil || it.card.MachineID != p.set.MachineID) {
+	if !gone && !it.row.Retract && (st == nil || st.PageHash == 0 && !st.Unconfirmed) && (it.card == nil || it.card.MachineID != p.set.MachineID) {
 		// Hidden, and nothing says it ever had a card (cgcat never wrote
-		// one, the mirror holds none): not even a read about it.
+		// one, nor sent a write whose outcome is unknown; the mirror holds
+		// none): not even a read about it.
 		pi.Detail = unsharedNote
 		return NotShared, pi, finish(func(tx *store.Tx) { settle(tx, "", false) })
 	}
@@ -238,7 +239,7 @@ func (p *Projector) Sweep(ctx context.Context) (SweepReport, error) {
 				queue = append(queue, q{id, st.RecordRevision, true})
 				rep.Retract++
 			case rec == nil:
-			case !pol.AllowsRecord(rec) && st.PageHash != 0:
+			case !pol.AllowsRecord(rec) && (st.PageHash != 0 || st.Unconfirmed):
 				queue = append(queue, q{id, rec.RecordRevision, true})
 				rep.Retract++
 			case pol.AllowsRecord(rec) && (st.Unshared || st.Retracted):

@@ -45,7 +45,12 @@ type State struct {
 	// cgcat gave up waiting for it (a slow server finishing a call whose
 	// client timed out): the late write puts one of these back. Such a page
 	// is cgcat's own words, not a person's edit.
-	Earlier        []uint64  `json:"earlier,omitempty"`
+	Earlier []uint64 `json:"earlier,omitempty"`
+	// Unconfirmed is set when a put_page was sent and its outcome is not
+	// known (no answer, or the read-back failed): the card may be in GBrain
+	// although PageHash says nothing was written. Cleared by the next write
+	// or retraction.
+	Unconfirmed    bool      `json:"unconfirmed,omitempty"`
 	RecordRevision uint64    `json:"recordRevision"`
 	WrittenAt      time.Time `json:"writtenAt"`
 	// Conflict is set while the page holds content we did not write. It is
