@@ -1144,8 +1144,11 @@ func (r *run) settle() {
 	r.checkDoctor()
 	r.checkRetracted()
 	// What the store now knows of each present record: its marker's file.
+	// Only a root the settle's passes walked had its database read again: a
+	// record outside the discovery roots or below maxDepth keeps the
+	// identity it was last scanned with.
 	for _, b := range r.m.bindings() {
-		if p := r.m.at(b.root); p != nil && p.key == b.proj && p.indexed {
+		if p := r.m.at(b.root); p != nil && p.key == b.proj && p.indexed && r.withinLimits(b.root) {
 			if id, ok := markerID(b.root); ok {
 				b.markerID, b.seen = id, true
 			}
