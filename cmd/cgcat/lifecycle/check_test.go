@@ -23,7 +23,16 @@ type gbModel struct {
 	// it last changed; until then a serve's answers without a recall in the
 	// call may still show the state of its last connection check.
 	converged map[string]bool
+	// hungEnd: when the last hang of the fake ended. A gbrain process that
+	// cgcat started during the hang still sleeps out the hang's start delay
+	// (hungStart) after it: until it answers, GBrain has not answered that
+	// connection, and degraded is the truth (R36).
+	hungEnd time.Time
 }
+
+// hungStart is the start delay of a gbrain process started while the fake
+// hangs (gbraintest.Control.StartDelayMs in setFake).
+const hungStart = 30 * time.Second
 
 func (g *gbModel) expected() string {
 	switch {
@@ -1170,6 +1179,11 @@ func (r *run) gbConverge() {
 		want := r.gb.expected()
 		t0 := time.Now()
 		bound := 15 * time.Second
+		// A gbrain process started during the last hang answers only once
+		// its start delay is over: the 15 s count from then.
+		if late := time.Until(r.gb.hungEnd.Add(hungStart + 15*time.Second)); late > bound {
+			bound = late
+		}
 		if r.byKind["f|serve never follows gbrain switch to "+want] != nil {
 			bound = 2 * time.Second // already reported: do not wait the full bound again
 		}

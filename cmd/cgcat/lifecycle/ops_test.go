@@ -894,6 +894,7 @@ func (r *run) hungBlip() {
 	}
 	r.gb.mode = back
 	r.setFake(r.gb.mode)
+	r.gb.hungEnd = time.Now()
 	r.gb.switched()
 	r.log("fake GBrain %s again", r.gb.mode)
 }
