@@ -81,9 +81,9 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			if st.CardHash == cardHash && st.Slug == slug {
 				pi.Detail = "the card in GBrain is already this one"
 				return Unchanged, pi, done(func(tx *store.Tx) {
-					if st.Failed != "" || st.Unshared || st.Retracted || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
+					if st.Failed != "" || st.Unshared || st.Retracted || st.Unconfirmed || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
 						s := *st
-						s.Failed, s.Unshared, s.Retracted, s.Conflict, s.RecordRevision = "", false, false, nil, rec.RecordRevision
+						s.Failed, s.Unshared, s.Retracted, s.Unconfirmed, s.Conflict, s.RecordRevision = "", false, false, false, nil, rec.RecordRevision
 						putState(tx, rec.ID, &s)
 					}
 					p.mirrorWritten(tx, slug, card, page)
