@@ -810,7 +810,12 @@ func (r *run) opPrune() {
 		return
 	}
 	for _, b := range r.m.bindings() {
-		if hasMarker(b.root) {
+		// Under a discovery root the settle re-checked the record (the
+		// walk covers deny roots too): its marker decides. Outside every
+		// discovery root nothing re-checked it: prune goes by the
+		// availability the store last recorded, which the model does not
+		// know (a marker that came back out there is not seen).
+		if hasMarker(b.root) && underAny(r.w.roots(r.c), b.root) {
 			continue // present: kept
 		}
 		if vis, certain := r.visible(b.root); vis && certain {
