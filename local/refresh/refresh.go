@@ -25,9 +25,11 @@ package refresh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -173,6 +175,27 @@ func (r *Refresher) due(lastRound time.Time) bool {
 	return now.Sub(st.LastCompleted) >= r.interval
 }
 
+// live is the walk settings in force now, with Stale telling a round that
+// they went out of force (the config file changed): the round stops, and
+// the next one walks under the new settings (R37).
+func (r *Refresher) live() scan.Options {
+	opt := r.opt()
+	key := walkSettings(opt)
+	opt.Stale = func() bool { return walkSettings(r.opt()) != key }
+	return opt
+}
+
+// walkSettings names what a walk depends on: roots, depth, exclusions,
+// symlink following.
+func walkSettings(o scan.Options) string {
+	roots := make([]string, len(o.Roots))
+	for i, root := range o.Roots {
+		roots[i] = pathid.Key(root)
+	}
+	slices.Sort(roots)
+	return fmt.Sprintf("%d|%q", local.WalkKey(o.MaxDepth, o.ExcludeNames, o.FollowSymlinks), roots)
+}
+
 // retryAfter spaces rounds that found nothing to do or could not start.
 const retryAfter = 5 * time.Second
 
@@ -203,7 +226,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 		r.log.Debug("refresh already answered by a pass begun after it")
 		return
 	}
-	s, err := scan.TryStart(ctx, r.cat.Store(), r.opt())
+	s, err := scan.TryStart(ctx, r.cat.Store(), r.live())
 	if errors.Is(err, lease.ErrHeld) {
 		r.log.Debug("another process is scanning")
 		return

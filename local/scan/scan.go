@@ -96,6 +96,11 @@ type Options struct {
 	Meta           meta.Limits
 	// Workers read directories in parallel; zero means 4.
 	Workers int
+	// Stale, when set, reports that the settings in force (a live config)
+	// are no longer these: a round then stops, and the slice it just walked
+	// is not committed, so nothing is discovered under a maxDepth or roots
+	// no longer in force (R37, R9).
+	Stale func() bool
 }
 
 // OptionsFrom maps a config to walk options.
@@ -217,6 +222,15 @@ func (s *Scanner) RunRound(ctx context.Context) (Round, error) {
 		if err := wait(); err != nil {
 			s.stack = nil // the store is the truth again; reload next time
 			return r, err
+		}
+		if s.opt.Stale != nil && s.opt.Stale() {
+			// The settings changed while this slice walked: it is dropped
+			// (the queue in the store is the truth again), and the next
+			// round starts under the settings in force.
+			s.stack = nil
+			r.Truncated = "settings changed"
+			r.Elapsed = local.Millis(s.now().Sub(r.Started))
+			return r, s.endRound(ctx, r)
 		}
 		r.Dirs += len(pl.w.consumed)
 		r.Projects += len(pl.w.found)
