@@ -303,7 +303,7 @@ func judgeCard(set Settings, slug string, page *gbrain.Page, st *State) (*local.
 		lc := localCard(slug, c)
 		lc.UpdatedAt = string(page.UpdatedAt)
 		if c.MachineID == set.MachineID && st != nil && st.PageHash != 0 && st.Slug == slug {
-			lc.Edited = gbrain.ContentHash(page.Content) != st.PageHash
+			lc.Edited = !st.ours(gbrain.ContentHash(page.Content)) // an earlier write of ours landing late is no edit
 		} else {
 			lc.Edited = !canonical(page, c)
 		}

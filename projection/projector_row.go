@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
@@ -46,6 +47,24 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 		return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
 	}
 	cardHash := gbrain.ContentHash(content)
+	// Once a put_page was sent, a failure leaves its outcome unknown: GBrain
+	// may have applied it (or apply it later). The state says so, so that a
+	// retraction reads GBrain instead of trusting that no card was written.
+	sent := false
+	fail := func(err error) (Outcome, PlanItem, error) {
+		if sent && !dry {
+			p.stage(func(tx *store.Tx) error {
+				s := State{Slug: slug}
+				if st != nil {
+					s = *st
+				}
+				s.Unconfirmed = true
+				putState(tx, rec.ID, &s)
+				return nil
+			})
+		}
+		return "", pi, err
+	}
 	maxAmb := p.MaxAmbiguous
 	if maxAmb <= 0 {
 		maxAmb = 3
@@ -53,7 +72,7 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 	for attempt := 0; ; attempt++ {
 		page, err := p.read(ctx, slug)
 		if err != nil {
-			return "", pi, err
+			return fail(err)
 		}
 		switch {
 		case page == nil:
@@ -62,21 +81,24 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			if st.CardHash == cardHash && st.Slug == slug {
 				pi.Detail = "the card in GBrain is already this one"
 				return Unchanged, pi, done(func(tx *store.Tx) {
-					if st.Failed != "" || st.Unshared || st.Retracted || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
+					if st.Failed != "" || st.Unshared || st.Retracted || st.Unconfirmed || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
 						s := *st
-						s.Failed, s.Unshared, s.Retracted, s.Conflict, s.RecordRevision = "", false, false, nil, rec.RecordRevision
+						s.Failed, s.Unshared, s.Retracted, s.Unconfirmed, s.Conflict, s.RecordRevision = "", false, false, false, nil, rec.RecordRevision
 						putState(tx, rec.ID, &s)
 					}
 					p.mirrorWritten(tx, slug, card, page)
 				})
 			}
 			pi.Detail = "update"
+		case st.ours(gbrain.ContentHash(page.Content)) && st.Slug == slug:
+			// An earlier write of cgcat's that GBrain applied late: ours.
+			pi.Detail = "update (the page holds an earlier write of cgcat's that landed late)"
 		case holds(page, card, content):
 			// Our own write whose hash was never recorded (a lost answer,
 			// a crash before the batch): take it as written.
 			pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
 			return Adopted, pi, done(func(tx *store.Tx) {
-				putState(tx, rec.ID, written(slug, cardHash, page, rec))
+				putState(tx, rec.ID, written(slug, cardHash, page, rec, st))
 				p.mirrorWritten(tx, slug, card, page)
 			})
 		case (st == nil || st.PageHash == 0) && p.ownUnedited(page, rec.ID, card.RootKey):
@@ -104,10 +126,11 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			return "", pi, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
 		}
 		_, err = p.put(ctx, slug, content)
+		sent = true
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return "", pi, ctx.Err()
+			return fail(ctx.Err())
 		case gbrain.IsAmbiguous(err) && attempt+1 < maxAmb:
 			// The write may have landed: read back and compare first.
 			p.log.Info("put_page answer lost; reading the card back before deciding", "slug", slug, "err", err)
@@ -116,16 +139,16 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			pi.Detail = err.Error()
 			return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
 		default:
-			return "", pi, err
+			return fail(err)
 		}
 		back, err := p.read(ctx, slug)
 		if err != nil {
 			// Written but not confirmed: the row stays; the next read finds
 			// our card and adopts it.
-			return "", pi, fmt.Errorf("read back %s after writing it: %w", slug, err)
+			return fail(fmt.Errorf("read back %s after writing it: %w", slug, err))
 		}
 		if back == nil {
-			return "", pi, fmt.Errorf("read back %s after writing it: the page is not there", slug)
+			return fail(fmt.Errorf("read back %s after writing it: the page is not there", slug))
 		}
 		if !holds(back, card, content) {
 			why := "the page changed right after cgcat wrote it (another writer?)"
@@ -141,14 +164,16 @@ func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome,
 			})
 		}
 		return Written, pi, done(func(tx *store.Tx) {
-			putState(tx, rec.ID, written(slug, cardHash, back, rec))
+			putState(tx, rec.ID, written(slug, cardHash, back, rec, st))
 			p.mirrorWritten(tx, slug, card, back)
 		})
 	}
 }
 
-func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project) *State {
-	return &State{
+// written is the state after cgcat wrote page; prev (the state before,
+// nil if none) gives the hashes of the earlier writes of the same slug.
+func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project, prev *State) *State {
+	s := &State{
 		Slug:           slug,
 		CardHash:       cardHash,
 		PageHash:       gbrain.ContentHash(page.Content),
@@ -156,6 +181,14 @@ func written(slug string, cardHash uint64, page *gbrain.Page, rec *local.Project
 		RecordRevision: rec.RecordRevision,
 		WrittenAt:      time.Now().UTC(),
 	}
+	if prev != nil && prev.Slug == slug {
+		for _, h := range append([]uint64{prev.PageHash}, prev.Earlier...) {
+			if h != 0 && h != s.PageHash && !slices.Contains(s.Earlier, h) && len(s.Earlier) < maxEarlier {
+				s.Earlier = append(s.Earlier, h)
+			}
+		}
+	}
+	return s
 }
 
 func (p *Projector) putFailed(tx *store.Tx, rec *local.Project, st *State, slug string, err error) {

@@ -5,9 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
+	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/lease"
 )
 
@@ -336,5 +339,99 @@ func TestUnregisteredSourceWritesNothing(t *testing.T) {
 	}
 	if e.depth() != 2 {
 		t.Fatal("the cards must wait")
+	}
+}
+
+// lateOwnWrite writes a's card twice (two metadata versions), then puts the
+// first version back as GBrain does when it applies a write after cgcat
+// gave up waiting for it (the fake's delayed calls land the same way).
+func lateOwnWrite(t *testing.T, e *env, p *Projector, a *local.Project) {
+	t.Helper()
+	first := e.fake.Content(t, testSource, e.slug(a.ID))
+	writePkg(t, a.Root, a.Meta.Name, "second version of the description")
+	e.rescan()
+	if rep := e.drain(p); rep.Written != 1 {
+		t.Fatalf("second version: %+v", rep)
+	}
+	if st := e.fake.Put(t, testSource, e.slug(a.ID), first); st != gbrain.StatusWritten {
+		t.Fatalf("late put: %s", st)
+	}
+}
+
+// An earlier write of cgcat's own that lands late is cgcat's, not a
+// person's edit: the next version overwrites it. (Found chasing the
+// lifecycle test's seed 892282670, step 734, where a denied project's card
+// stayed in GBrain through six settles.)
+func TestLateOwnWriteIsOverwrittenNotAConflict(t *testing.T) {
+	e := newEnv(t, 2)
+	p := e.projector()
+	e.drain(p)
+	a := e.record("pkg-0000")
+	lateOwnWrite(t, e, p, a)
+	writePkg(t, a.Root, "pkg-0000", "third version of the description")
+	e.rescan()
+	if rep := e.drain(p); rep.Written != 1 || rep.Conflicts != 0 {
+		t.Fatalf("after a late write of cgcat's own: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	c, err := gbrain.Decode(e.fake.Content(t, testSource, e.slug(a.ID)))
+	if err != nil || c.Description != "third version of the description" {
+		t.Fatalf("card: %+v %v", c, err)
+	}
+}
+
+// ... and when the project is hidden, its card is retracted (R40) instead of
+// staying in GBrain, name and description included, as a "conflict".
+func TestLateOwnWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	e := newEnv(t, 2)
+	p := e.projector()
+	pol := e.pol
+	p.pol = policyFunc(func() catalog.Policy { return pol })
+	e.drain(p)
+	a := e.record("pkg-0000")
+	lateOwnWrite(t, e, p, a)
+	cfg := *e.cfg
+	cfg.Sharing.DenyRoots = []string{a.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if sw, err := p.Sweep(e.ctx); err != nil || sw.Retract != 1 {
+		t.Fatalf("sweep: %+v %v", sw, err)
+	}
+	if rep := e.drain(p); rep.Retracted != 1 || rep.Conflicts != 0 {
+		t.Fatalf("drain after deny: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	if pg := e.fake.Page(t, testSource, e.slug(a.ID)); pg == nil || pg.DeletedAt == "" {
+		t.Fatalf("the hidden project's card is still in GBrain: %+v", pg)
+	}
+}
+
+// A put_page that timed out may still land (a slow GBrain applies it after
+// cgcat gave up). If the project is hidden before a read confirms the
+// write, the retraction must read GBrain and take the card back — not
+// decide from "no hash recorded" that no card was ever written.
+func TestUnconfirmedWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	e := newEnv(t, 1)
+	p := e.projector()
+	pol := e.pol
+	p.pol = policyFunc(func() catalog.Policy { return pol })
+	p.MaxAmbiguous = 1 // give up after the first lost answer
+	a := e.records()[0]
+	// put_page answers after the client's 5 s call timeout, then applies.
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 5500, DelayTools: []string{"put_page"}})
+	if _, err := p.Drain(e.ctx); err == nil {
+		t.Fatal("a put that timed out must leave the row pending")
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.fake.Page(t, testSource, e.slug(a.ID)) == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the delayed put never landed")
+		}
+	}
+	e.fake.SetControl(t, gbraintest.Control{})
+	cfg := *e.cfg
+	cfg.Sharing.DenyRoots = []string{a.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if rep := e.drain(p); rep.Retracted != 1 {
+		t.Fatalf("drain after deny: %+v (state %+v)", rep, e.state(a.ID))
+	}
+	if pg := e.fake.Page(t, testSource, e.slug(a.ID)); pg == nil || pg.DeletedAt == "" {
+		t.Fatalf("the hidden project's card is still in GBrain: %+v", pg)
 	}
 }

@@ -64,9 +64,10 @@ func (p *Projector) retract(ctx context.Context, it item, gone, dry bool) (Outco
 		return NotShared, pi, finish(func(tx *store.Tx) { settle(tx, "", false) })
 	}
 	pi.Slug = slug
-	if !gone && !it.row.Retract && (st == nil || st.PageHash == 0) && (it.card == nil || it.card.MachineID != p.set.MachineID) {
+	if !gone && !it.row.Retract && (st == nil || st.PageHash == 0 && !st.Unconfirmed) && (it.card == nil || it.card.MachineID != p.set.MachineID) {
 		// Hidden, and nothing says it ever had a card (cgcat never wrote
-		// one, the mirror holds none): not even a read about it.
+		// one, nor sent a write whose outcome is unknown; the mirror holds
+		// none): not even a read about it.
 		pi.Detail = unsharedNote
 		return NotShared, pi, finish(func(tx *store.Tx) { settle(tx, "", false) })
 	}
@@ -117,11 +118,11 @@ func (p *Projector) retract(ctx context.Context, it item, gone, dry bool) (Outco
 }
 
 // unedited reports whether the page at a project's slug is cgcat's own,
-// unchanged card of this machine: the hash recorded after the last write,
-// or — no record of writing it — exactly what cgcat writes for it.
+// unchanged card of this machine: the hash recorded after the last write
+// (or after an earlier one, which GBrain may apply late), or — no record of writing it — exactly what cgcat writes for it.
 func (p *Projector) unedited(page *gbrain.Page, id string, st *State) bool {
 	if st != nil && st.PageHash != 0 && st.Slug == page.Slug {
-		return gbrain.ContentHash(page.Content) == st.PageHash
+		return st.ours(gbrain.ContentHash(page.Content))
 	}
 	return p.ownUnedited(page, id, "")
 }
@@ -238,7 +239,7 @@ func (p *Projector) Sweep(ctx context.Context) (SweepReport, error) {
 				queue = append(queue, q{id, st.RecordRevision, true})
 				rep.Retract++
 			case rec == nil:
-			case !pol.AllowsRecord(rec) && st.PageHash != 0:
+			case !pol.AllowsRecord(rec) && (st.PageHash != 0 || st.Unconfirmed):
 				queue = append(queue, q{id, rec.RecordRevision, true})
 				rep.Retract++
 			case pol.AllowsRecord(rec) && (st.Unshared || st.Retracted):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,18 @@ type State struct {
 	PageHash uint64 `json:"pageHash"` // xxh3 of the read-back content
 	// PageUpdatedAt is GBrain's updated_at of the read-back page; list_pages
 	// showing another value means the page changed since (reconcile).
-	PageUpdatedAt  string    `json:"pageUpdatedAt,omitempty"`
+	PageUpdatedAt string `json:"pageUpdatedAt,omitempty"`
+	// Earlier are the page hashes of cgcat's earlier writes of this card,
+	// newest first (at most maxEarlier). GBrain may apply a write after
+	// cgcat gave up waiting for it (a slow server finishing a call whose
+	// client timed out): the late write puts one of these back. Such a page
+	// is cgcat's own words, not a person's edit.
+	Earlier []uint64 `json:"earlier,omitempty"`
+	// Unconfirmed is set when a put_page was sent and its outcome is not
+	// known (no answer, or the read-back failed): the card may be in GBrain
+	// although PageHash says nothing was written. Cleared by the next write
+	// or retraction.
+	Unconfirmed    bool      `json:"unconfirmed,omitempty"`
 	RecordRevision uint64    `json:"recordRevision"`
 	WrittenAt      time.Time `json:"writtenAt"`
 	// Conflict is set while the page holds content we did not write. It is
@@ -53,6 +65,15 @@ type State struct {
 	// Retracted is set once the card of a hidden project was deleted from
 	// GBrain (PageHash is then 0); a later success clears it.
 	Retracted bool `json:"retracted,omitempty"`
+}
+
+// maxEarlier bounds State.Earlier.
+const maxEarlier = 4
+
+// ours reports whether a page with content hash h is one cgcat wrote for
+// this state's card: the last write, or an earlier one landing late.
+func (s *State) ours(h uint64) bool {
+	return s != nil && s.PageHash != 0 && (h == s.PageHash || slices.Contains(s.Earlier, h))
 }
 
 // ConflictNote describes a card someone else changed.

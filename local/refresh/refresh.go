@@ -25,9 +25,11 @@ package refresh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -191,13 +193,28 @@ func (r *Refresher) due(lastRound time.Time) bool {
 	return now.Sub(st.LastCompleted) >= r.interval
 }
 
-// scanOptions are the walk settings in force, with this process's catalog
-// as the quick source of what the scanner knows of the records (it is
-// caught up with the store just before a round starts).
+// scanOptions are the walk settings in force now, with Stale telling a
+// round that they went out of force (the config file changed: the round
+// stops, and the next one walks under the new settings, R37), and this
+// process's catalog as the quick source of what the scanner knows of the
+// records (it is caught up with the store just before a round starts).
 func (r *Refresher) scanOptions() scan.Options {
-	o := r.opt()
-	o.RecordsAt = r.cat.RecordsAt
-	return o
+	opt := r.opt()
+	key := walkSettings(opt)
+	opt.Stale = func() bool { return walkSettings(r.opt()) != key }
+	opt.RecordsAt = r.cat.RecordsAt
+	return opt
+}
+
+// walkSettings names what a walk depends on: roots, depth, exclusions,
+// symlink following.
+func walkSettings(o scan.Options) string {
+	roots := make([]string, len(o.Roots))
+	for i, root := range o.Roots {
+		roots[i] = pathid.Key(root)
+	}
+	slices.Sort(roots)
+	return fmt.Sprintf("%d|%q", local.WalkKey(o.MaxDepth, o.ExcludeNames, o.FollowSymlinks), roots)
 }
 
 // retryAfter spaces rounds that found nothing to do or could not start.

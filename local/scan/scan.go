@@ -101,6 +101,11 @@ type Options struct {
 	// RecordsAt, when set, gives the records of a store revision faster
 	// than the store can (a long-running process's published catalog).
 	RecordsAt RecordsAt
+	// Stale, when set, reports that the settings in force (a live config)
+	// are no longer these: a round then stops, and the slice it just walked
+	// is not committed, so nothing is discovered under a maxDepth or roots
+	// no longer in force (R37, R9).
+	Stale func() bool
 }
 
 // OptionsFrom maps a config to walk options.
@@ -263,6 +268,16 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 		if err := wait(); err != nil {
 			return r, err
 		}
+		if s.opt.Stale != nil && s.opt.Stale() {
+			// The settings changed while this slice walked: it is dropped
+			// (the queue in the store is the truth again, and so are the
+			// carried slices), and the next round starts under the
+			// settings in force.
+			s.stack, s.carried = nil, nil
+			r.Truncated = "settings changed"
+			r.Elapsed = local.Millis(s.now().Sub(r.Started))
+			return r, s.endRound(ctx, r)
+		}
 		r.Dirs += pl.w.dirs
 		r.Projects += len(pl.w.found)
 		r.Finished = len(pl.w.pending) == 0
@@ -395,6 +410,23 @@ func (s *Scanner) saveCache(passEnded bool) {
 	if traceScan {
 		fmt.Fprintf(os.Stderr, "directory cache saved in %v (err %v)\n", time.Since(t0), err)
 	}
+}
+
+// endRound records a round that ended without a commit of its own (its
+// last slice was dropped).
+func (s *Scanner) endRound(ctx context.Context, r Round) error {
+	return s.st.Update(ctx, func(tx *store.Tx) error {
+		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
+			return err
+		}
+		st, err := tx.ScanState()
+		if err != nil {
+			return err
+		}
+		st.Rounds++
+		st.LastRound = r
+		return tx.PutScanState(st)
+	})
 }
 
 // slicePlan is one walked slice waiting to be committed.

@@ -23,7 +23,16 @@ type gbModel struct {
 	// it last changed; until then a serve's answers without a recall in the
 	// call may still show the state of its last connection check.
 	converged map[string]bool
+	// hungEnd: when the last hang of the fake ended. A gbrain process that
+	// cgcat started during the hang still sleeps out the hang's start delay
+	// (hungStart) after it: until it answers, GBrain has not answered that
+	// connection, and degraded is the truth (R36).
+	hungEnd time.Time
 }
+
+// hungStart is the start delay of a gbrain process started while the fake
+// hangs (gbraintest.Control.StartDelayMs in setFake).
+const hungStart = 30 * time.Second
 
 func (g *gbModel) expected() string {
 	switch {
@@ -198,6 +207,16 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 		}
 		r.fail("f", kind, "%s (query %v, %s): gbrainState %q, want one of %v (GBrain enabled %v, fake %s)%s", a.who, a.query, a.elapsed.Round(time.Millisecond), e.GBrainState, allowed, r.gb.enabled, r.gb.mode, r.staleNote(a.who))
 	}
+	// catalogRevision never goes back in one serve's answers (R14: it grows
+	// when the catalog changes; a serve follows what writers published).
+	if serve != "" && e.CatalogRevision > 0 {
+		switch last := r.lastRev[serve]; {
+		case e.CatalogRevision < last.rev:
+			r.fail("R14", "catalogRevision went back on "+strings.Fields(a.who)[0], "%s answers catalogRevision %d after answering %d at step %d%s", a.who, e.CatalogRevision, last.rev, last.step, r.staleNote(a.who))
+		case e.CatalogRevision > last.rev:
+			r.lastRev[serve] = revSeen{e.CatalogRevision, r.step}
+		}
+	}
 	// (e) running only while a pass is in progress.
 	if a.quiet {
 		r.stats.quiet++
@@ -205,13 +224,14 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 			r.fail("e", "running with no lease holder on "+strings.Fields(a.who)[0], "%s says scanState running, but no process held, took or tried to take dataDir/scan.lease during the call (coverage %q, message %q)%s", a.who, e.Coverage, e.Message, r.staleNote(a.who))
 		}
 	}
-	// Words of a project that was never visible appear nowhere.
+	// Words of a project that was never visible appear nowhere, unless a
+	// record left at a place it had them is visible.
 	for _, p := range r.m.projects {
 		if p.everVisible {
 			continue
 		}
 		for _, w := range p.words {
-			if strings.Contains(a.raw, w) {
+			if !p.mayShow(w) && strings.Contains(a.raw, w) {
 				r.fail("a", "hidden project's words in an answer", "%s shows %q, a word of project #%d at %s that was never visible (hidden by %s): its name/description leaked%s\n%.1500s",
 					a.who, w, p.key, r.rel(p.path), r.hiddenBy(p.path), r.staleNote(a.who)+r.cliNote(a.who), a.raw)
 			}
@@ -219,6 +239,11 @@ func (r *run) checkAnswer(a *answer, settled bool) {
 	}
 	for _, p := range e.Projects {
 		r.checkEntry(a, p)
+		// R17: the text content shows each project's id and root, the
+		// root byte for byte as projectPath.
+		if a.text != "" && (!strings.Contains(a.text, p.ProjectID) || p.path() != "" && !strings.Contains(a.text, p.path())) {
+			r.fail("R17", "text content differs from structured", "%s: the text content does not show %s with its projectPath %q byte for byte:\n%.1500s", a.who, p.ProjectID, p.path(), a.text)
+		}
 	}
 }
 
@@ -422,6 +447,7 @@ func (r *run) checkStep(settled bool) {
 	}
 	r.checkQuery(settled)
 	r.checkResolves(settled)
+	r.checkHeldCursor(settled)
 
 	// The CLI twins.
 	res, a, ok := r.cliAnswer("projects", "--json", "--limit", "50")
@@ -455,6 +481,62 @@ func (r *run) checkStep(settled bool) {
 		r.checkMoves()
 		r.checkFakeCards()
 	}
+}
+
+// heldCursor is a nextCursor taken from the main serve at one step and
+// used at the next (R20).
+type heldCursor struct {
+	serve, cursor, view string
+	first               []string // ids of the first page
+	step                int
+}
+
+// viewKey names the caller's view as the config spells it: discovery roots,
+// sharing roots, deny roots.
+func (r *run) viewKey() string {
+	return fmt.Sprintf("%q|%q|%q", r.w.roots(r.c), r.w.shareRoots(r.c), r.denyKeys())
+}
+
+// checkHeldCursor uses the cursor held since the last step, then takes a
+// new one: a cursor from another process (the main serve restarted) or
+// from before the caller's view changed answers cursor_expired (R20); a
+// cursor that still applies continues its own snapshot (no id of the first
+// page again).
+func (r *run) checkHeldCursor(settled bool) {
+	if h := r.held; h != nil {
+		r.held = nil
+		a, ok := r.serveCall(r.main, "local_codegraph_projects", map[string]any{"limit": 2, "cursor": h.cursor})
+		if !ok {
+			return
+		}
+		r.checkAnswer(&a, settled)
+		r.stats.cursorsUsed++
+		switch {
+		case h.serve != r.main.name && a.env.Status != "cursor_expired":
+			r.fail("R20", "cursor of another process accepted", "serve %s accepted a cursor of serve %s (taken at step %d): status %s with %d projects", r.main.name, h.serve, h.step, a.env.Status, len(a.env.Projects))
+		case h.view != r.viewKey() && a.env.Status != "cursor_expired":
+			r.fail("R20", "cursor accepted after the view changed", "serve %s accepted a cursor taken at step %d although the sharing view changed since (%s → %s): status %s with %d projects", r.main.name, h.step, h.view, r.viewKey(), a.env.Status, len(a.env.Projects))
+		case a.env.Status == "ok":
+			for _, p := range a.env.Projects {
+				if slices.Contains(h.first, p.ProjectID) {
+					r.fail("R20", "cursor page repeats the first page", "serve %s: the page after a cursor taken at step %d repeats %s of the first page %v: pages of one listing mix snapshots", r.main.name, h.step, p.ProjectID, h.first)
+				}
+			}
+		}
+	}
+	a, ok := r.serveCall(r.main, "local_codegraph_projects", map[string]any{"limit": 2})
+	if !ok {
+		return
+	}
+	r.checkAnswer(&a, settled)
+	if a.env.NextCursor == nil {
+		return
+	}
+	h := &heldCursor{serve: r.main.name, cursor: *a.env.NextCursor, view: r.viewKey(), step: r.step}
+	for _, p := range a.env.Projects {
+		h.first = append(h.first, p.ProjectID)
+	}
+	r.held = h
 }
 
 // checkComplete: coverage "complete" ⇒ every project that stood unchanged,
@@ -510,6 +592,15 @@ func (r *run) checkSettledListing(l listing, who string) {
 		e := l.entries[i]
 		if e.Name != p.name || e.Description != p.desc {
 			r.fail("12.9", "settled: stale metadata", "%s after a settle shows #%d at %s as %q %q; its package.json says %q %q%s", who, p.key, r.rel(p.path), e.Name, e.Description, p.name, p.desc, r.staleNote(who))
+		}
+		// R6, issue 12 item 8: a hint file that does not parse is shown
+		// with the project, and no more once it is mended.
+		shown := slices.ContainsFunc(e.Warnings, func(w string) bool { return strings.Contains(w, "project.json") })
+		if p.badHint || shown {
+			r.stats.hintsChecked++
+		}
+		if shown != p.badHint {
+			r.fail("12.8", fmt.Sprintf("settled: hint problem shown %v, want %v", shown, p.badHint), "%s after a settle shows #%d at %s with warnings %q; its codegraph/project.json parses: %v%s", who, p.key, r.rel(p.path), e.Warnings, !p.badHint, r.staleNote(who))
 		}
 	}
 	for _, b := range r.m.bindings() {
@@ -591,7 +682,7 @@ func (r *run) checkQuery(settled bool) {
 	// not come back.
 	var hidden []*proj
 	for _, q := range ps {
-		if !q.everVisible {
+		if !q.mayShow(q.word()) {
 			hidden = append(hidden, q)
 		}
 	}
@@ -623,6 +714,9 @@ func (r *run) checkResolves(settled bool) {
 		a, ok := r.serveCall(r.main, "local_codegraph_resolve", map[string]any{"projectId": b.id})
 		if ok {
 			r.checkResolve(&a, b.id, settled)
+			if settled {
+				r.checkRevision(b, &a)
+			}
 		}
 	}
 	var gone []string
@@ -707,6 +801,49 @@ func (r *run) checkResolve(a *answer, id string, settled bool) {
 		if len(e.Projects) != 1 || e.Projects[0].ProjectID != id || e.Projects[0].ProjectPath != nil {
 			r.fail("R21", "resolve missing with wrong record", "%s: %s resolves missing but %+v%s", a.who, id, e.Projects, r.staleNote(a.who))
 		}
+	}
+}
+
+// checkRevision: after a settle, a present record whose stable metadata
+// (its manifest's name or description) changed since the last settle has
+// a greater recordRevision (R14), and a resolve that expects the old
+// revision answers record_changed with the current record, without path
+// or handoff (R21). a is the settled resolve of b.id on the main serve.
+func (r *run) checkRevision(b *binding, a *answer) {
+	e := a.env
+	if e.Status != "ok" || len(e.Projects) != 1 || e.Projects[0].ProjectID != b.id {
+		return
+	}
+	p := e.Projects[0]
+	prev, prevName, prevDesc := b.rev, b.revName, b.revDesc
+	b.rev, b.revName, b.revDesc, b.revSettle = p.RecordRevision, p.Name, p.Description, r.step
+	if prev == 0 || p.Name == prevName && p.Description == prevDesc {
+		return
+	}
+	r.stats.revChecked++
+	if p.RecordRevision <= prev {
+		r.fail("R14", "metadata changed, recordRevision did not grow", "%s: %s (root %s) was %q %q at revision %d; after a settle it is %q %q at revision %d: recordRevision must grow when stable metadata changes%s",
+			a.who, b.id, r.rel(b.root), prevName, prevDesc, prev, p.Name, p.Description, p.RecordRevision, r.staleNote(a.who))
+		return
+	}
+	c, ok := r.serveCall(r.main, "local_codegraph_resolve", map[string]any{"projectId": b.id, "expectedRecordRevision": prev})
+	if !ok {
+		return
+	}
+	r.checkAnswer(&c, true)
+	if c.env.Status != "record_changed" || len(c.env.Projects) != 1 || c.env.Projects[0].ProjectID != b.id ||
+		c.env.Projects[0].ProjectPath != nil || c.env.Projects[0].Handoff != nil || c.env.Projects[0].RecordRevision != p.RecordRevision {
+		r.fail("R21", "stale expectedRecordRevision not record_changed", "%s: resolve of %s with expectedRecordRevision %d (now %d) answers %s with %+v; want record_changed with the current record, no path, no handoff%s",
+			c.who, b.id, prev, p.RecordRevision, c.env.Status, c.env.Projects, r.staleNote(c.who))
+	}
+	c, ok = r.serveCall(r.main, "local_codegraph_resolve", map[string]any{"projectId": b.id, "expectedRecordRevision": p.RecordRevision})
+	if !ok {
+		return
+	}
+	r.checkAnswer(&c, true)
+	if c.env.Status != "ok" || len(c.env.Projects) != 1 || c.env.Projects[0].path() != b.root {
+		r.fail("R21", "current expectedRecordRevision not ok", "%s: resolve of %s with its current expectedRecordRevision %d answers %s with %+v; want ok with root %s%s",
+			c.who, b.id, p.RecordRevision, c.env.Status, c.env.Projects, r.rel(b.root), r.staleNote(c.who))
 	}
 }
 
@@ -822,10 +959,120 @@ func (r *run) checkFakeCards() {
 			continue
 		}
 		for _, w := range p.words {
-			if strings.Contains(string(b), w) {
+			if !p.mayShow(w) && strings.Contains(string(b), w) {
 				r.fail("a", "hidden project in a GBrain card", "the fake GBrain holds %q, a word of project #%d at %s that was never visible (%s)", w, p.key, r.rel(p.path), r.hiddenBy(p.path))
 			}
 		}
+	}
+}
+
+// checkDoctor: after a settle, `cgcat doctor --json` finds nothing broken in
+// the config, roots, data dir, store and leases (R26, R39: kills never
+// leave a damaged store), tells the same coverage as the answers (R36),
+// and prints no gap inside a deny root (issue 11 item 10).
+func (r *run) checkDoctor() {
+	res := r.cli(false, "doctor", "--json")
+	var rep struct {
+		Sections []struct {
+			Title  string `json:"title"`
+			Checks []struct {
+				Status string   `json:"status"`
+				What   string   `json:"what"`
+				Notes  []string `json:"notes"`
+			} `json:"checks"`
+		} `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+		r.fail("R26", "doctor --json unreadable", "%v\n%s", err, res)
+		return
+	}
+	r.stats.doctors++
+	want, certain, _ := r.expectedCoverage()
+	local := map[string]bool{"config": true, "roots": true, "data dir": true, "store": true, "leases": true}
+	for _, s := range rep.Sections {
+		if !local[s.Title] {
+			continue
+		}
+		for _, c := range s.Checks {
+			if c.Status == "fail" {
+				r.fail("R26", "doctor fails after a settle: "+s.Title, "`cgcat doctor` after a settle: %s: %s %s", s.Title, c.Status, c.What)
+			}
+			if s.Title != "store" || !strings.HasPrefix(c.What, "last scan pass finished") {
+				continue
+			}
+			if certain && !strings.Contains(c.What, "coverage "+want) {
+				r.fail("12.2", "doctor coverage differs", "`cgcat doctor` after a settle says %q; want coverage %s", c.What, want)
+			}
+			for _, n := range c.Notes {
+				if path, ok := strings.CutPrefix(n, "not covered: "); ok {
+					if d := deniedBy(r.w.denySpelled(r.c), path[:max(0, strings.Index(path, " ("))]); d != "" {
+						r.fail("11.10", "doctor prints a gap inside a deny root", "`cgcat doctor` prints %q, inside deny root %s", n, r.rel(d))
+					}
+				}
+			}
+		}
+	}
+}
+
+// retractBound is how long after a settle the projector's lease holder may
+// take to retract the cards of hidden or forgotten records: a full round
+// runs every gbrain.checkSeconds (3 s here), and a round that failed while
+// GBrain was down retries with a backoff.
+const retractBound = 30 * time.Second
+
+// checkRetracted: after a settle, with GBrain enabled and up, no live card
+// in the fake GBrain belongs to a record that is forgotten or whose root
+// is hidden for certain (denied, unshared, outside the discovery roots)
+// under the config in force (R38, R40, issue 11 item 7: hidden projects'
+// cards are retracted on the next sync).
+func (r *run) checkRetracted() {
+	if !r.gb.enabled || r.gb.mode != "up" {
+		return
+	}
+	want := map[string]string{} // lower-case id → why its card must go
+	for id, how := range r.m.forgotten {
+		want[strings.ToLower(id)] = "removed by `cgcat " + how + "`"
+	}
+	for _, b := range r.m.bindings() {
+		if vis, certain := r.visible(b.root); certain && !vis {
+			want[strings.ToLower(b.id)] = "root " + r.rel(b.root) + " hidden: " + r.hiddenBy(b.root)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	live := func() []string {
+		var out []string
+		for _, pg := range r.fake.Pages(r.t) {
+			if pg.DeletedAt != "" {
+				continue
+			}
+			slug := strings.ToLower(pg.Slug)
+			id := slug[strings.LastIndex(slug, "/")+1:]
+			if why, ok := want[id]; ok {
+				out = append(out, fmt.Sprintf("%s (%s)", pg.Slug, why))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	t0 := time.Now()
+	left := live()
+	for len(left) > 0 && time.Since(t0) < retractBound {
+		time.Sleep(250 * time.Millisecond)
+		left = live()
+	}
+	r.stats.retractChecks++
+	if len(left) > 0 {
+		// What cgcat itself says of GBrain and of those cards.
+		status := r.cli(false, "gbrain", "status", "--json")
+		plan := r.cli(false, "gbrain", "sync", "--full", "--dry-run", "--json")
+		errTail := r.main.stderr.String()
+		if len(errTail) > 3000 {
+			errTail = errTail[len(errTail)-3000:]
+		}
+		r.fail("R40", "hidden or forgotten record's card not retracted", "%s after a settle with GBrain up, %d cards of hidden or forgotten records are still live in GBrain: %v%s\n`cgcat gbrain status --json`:\n%.3000s\n`cgcat gbrain sync --full --dry-run --json`:\n%.4000s\nmain serve %s stderr tail:\n%s",
+			retractBound, len(left), head(left, 6), r.staleServes(), status.stdout+status.stderr, plan.stdout+plan.stderr, r.main.name, errTail)
 	}
 }
 
@@ -903,9 +1150,14 @@ func (r *run) settle() {
 	}
 	r.gbConverge()
 	r.checkStep(true)
+	r.checkDoctor()
+	r.checkRetracted()
 	// What the store now knows of each present record: its marker's file.
+	// Only a root the settle's passes walked had its database read again: a
+	// record outside the discovery roots or below maxDepth keeps the
+	// identity it was last scanned with.
 	for _, b := range r.m.bindings() {
-		if p := r.m.at(b.root); p != nil && p.key == b.proj && p.indexed {
+		if p := r.m.at(b.root); p != nil && p.key == b.proj && p.indexed && r.withinLimits(b.root) {
 			if id, ok := markerID(b.root); ok {
 				b.markerID, b.seen = id, true
 			}
@@ -927,6 +1179,11 @@ func (r *run) gbConverge() {
 		want := r.gb.expected()
 		t0 := time.Now()
 		bound := 15 * time.Second
+		// A gbrain process started during the last hang answers only once
+		// its start delay is over: the 15 s count from then.
+		if late := time.Until(r.gb.hungEnd.Add(hungStart + 15*time.Second)); late > bound {
+			bound = late
+		}
 		if r.byKind["f|serve never follows gbrain switch to "+want] != nil {
 			bound = 2 * time.Second // already reported: do not wait the full bound again
 		}

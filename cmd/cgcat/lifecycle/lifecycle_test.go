@@ -88,11 +88,17 @@ type violation struct {
 	count int
 }
 
+type revSeen struct {
+	rev  uint64
+	step int
+}
+
 type run struct {
 	t        *testing.T
 	seed     uint64
 	rng      *rand.Rand // the operations: same seed, same sequence of operations
 	crng     *rand.Rand // what the checks sample (their number depends on answers)
+	hrng     *rand.Rand // hint-file edits: drawn apart, so adding them kept every seed's operations
 	failFast bool
 	w        *world
 	c        cfg
@@ -114,6 +120,9 @@ type run struct {
 	lastSettle int
 	lastConfig int // step the config file was last written
 
+	held    *heldCursor        // a cursor of the main serve, used at the next step
+	lastRev map[string]revSeen // serve name → the greatest catalogRevision it answered
+
 	viols  []*violation
 	byKind map[string]*violation
 	stats  stats
@@ -133,6 +142,11 @@ type stats struct {
 	completeClaims    int
 	completeChecked   int
 	slowDegraded      int // CLI answers that said degraded after a whole recall budget
+	revChecked        int // records whose metadata changed between settles, revision checked
+	hintsChecked      int // settled listings of a project whose hint file was checked
+	doctors           int // doctor reports checked after a settle
+	cursorsUsed       int // cursors held over a step and used
+	retractChecks     int // settles that checked GBrain for cards of hidden or forgotten records
 	// where the time went
 	cliTime, serveTime, settleTime, opTime time.Duration
 }
@@ -147,9 +161,9 @@ func newRun(t *testing.T, seed uint64, failFast bool) *run {
 		t.Fatal(err)
 	}
 	r := &run{
-		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), crng: rand.New(rand.NewPCG(seed, 1)), failFast: failFast,
+		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), crng: rand.New(rand.NewPCG(seed, 1)), hrng: rand.New(rand.NewPCG(seed, 3)), failFast: failFast,
 		w: w, m: newModel(), firstKey: map[string]int{}, resSince: map[string][]string{},
-		byKind: map[string]*violation{}, isRoot: os.Geteuid() == 0,
+		byKind: map[string]*violation{}, lastRev: map[string]revSeen{}, isRoot: os.Geteuid() == 0,
 	}
 	r.stats.ops = map[string]int{}
 	r.fake = gbraintest.New(t, "codegraph-catalog")
@@ -223,6 +237,12 @@ func (r *run) report(elapsed time.Duration, steps int) {
 		r.stats.cliTime.Round(time.Millisecond), r.stats.serveTime.Round(time.Millisecond), r.stats.settleTime.Round(time.Millisecond), r.stats.opTime.Round(time.Millisecond))
 	t.Logf("lifecycle: after settles %d listings checked for completeness (%d projects required), %d moves followed (%d to a bind-mount alias of the new root); %d coverage-complete claims, %d with projects to check",
 		r.stats.checksAfterSettle, r.stats.listedAfterSettle, r.stats.movedChecked, r.stats.movedToAlias, r.stats.completeClaims, r.stats.completeChecked)
+	t.Logf("lifecycle: %d hint-file states checked after settles", r.stats.hintsChecked)
+	t.Logf("lifecycle: %d cursors used a step after they were taken; %d doctor reports checked", r.stats.cursorsUsed, r.stats.doctors)
+	t.Logf("lifecycle: %d metadata changes checked for a greater recordRevision and record_changed", r.stats.revChecked)
+	if r.stats.retractChecks > 0 {
+		t.Logf("lifecycle: %d settles checked that GBrain holds no live card of a hidden or forgotten record", r.stats.retractChecks)
+	}
 	if r.stats.slowDegraded > 0 {
 		t.Logf("lifecycle: %d CLI answers said degraded while GBrain was up after using their whole recall budget (accepted)", r.stats.slowDegraded)
 	}

@@ -8,10 +8,13 @@ package lifecycle
 //     discovery and a sharing root, under no deny root (also by directory
 //     identity), canonical, with its marker (a); a root has one id and an id
 //     one root, for as long as the record is not forgotten (c, d); a hidden
-//     record is not listed at all, and words of a project that was never
-//     visible appear in no answer; a forgotten id never comes back; an
-//     answer given while no process held or opened the scan lease does not
-//     say "running" (e); gbrainState is the fake's switch (f).
+//     record is not listed at all, and a word of a project appears in no
+//     answer until the project, or a place where it had that word (a record
+//     left behind by a move keeps it), was visible; a forgotten id never
+//     comes back; an answer given while no process held or opened the scan
+//     lease does not say "running" (e); gbrainState is the fake's switch
+//     (f); catalogRevision never goes back in one serve's answers; a cursor
+//     from another process or from before the view changed is expired.
 //   - resolve is exact at every step: it re-checks the root live (R19).
 //   - coverage "complete" claimed at any time: every project that stood
 //     unchanged, visible and within the limits since before the walk
@@ -22,7 +25,10 @@ package lifecycle
 //     visible record whose root lost its marker is listed as missing; a
 //     moved project's old id resolves missing with movedTo leading to the
 //     new id; coverage is partial exactly when maxDepth cut a shared,
-//     undenied directory.
+//     undenied directory; a record whose manifest changed since the last
+//     settle has a greater recordRevision and answers record_changed to the
+//     old one; GBrain (enabled, up) holds no live card of a hidden or
+//     forgotten record within a bound.
 
 import (
 	"path/filepath"
@@ -38,15 +44,35 @@ type proj struct {
 	name        string // package.json name
 	desc        string // package.json description
 	words       []string
-	stableSince int // step since which path, marker and record stand unchanged (-1: before any process)
-	arrivedAt   int // step it arrived at path
+	stableSince int  // step since which path, marker and record stand unchanged (-1: before any process)
+	arrivedAt   int  // step it arrived at path
+	badHint     bool // its codegraph/project.json does not parse (R6)
 	everVisible bool
+	// held: every place the project stood at → the words it had there. A
+	// record left at a place it moved away from keeps the metadata it had
+	// there (R13: records are never deleted automatically), so once such a
+	// place is visible (a deny root removed, a sharing root added) those
+	// words may be shown, with the old record (exposed).
+	held    map[string][]string
+	exposed map[string]bool
 	// reached: since it got to path, a walk within the limits of the
 	// config then in force could reach it (else listing it breaks R9).
 	reached bool
 }
 
 func (p *proj) word() string { return p.words[len(p.words)-1] }
+
+// hold notes that the project stands at its path with its current word.
+func (p *proj) hold() {
+	if p.held == nil {
+		p.held = map[string][]string{}
+	}
+	p.held[p.path] = append(p.held[p.path], p.word())
+}
+
+// mayShow: w, a word of p, may appear in an answer: the project was visible
+// once, or a place where it had w was.
+func (p *proj) mayShow(w string) bool { return p.everVisible || p.exposed[w] }
 
 // binding is a root → id binding learnt from an answer.
 type binding struct {
@@ -56,6 +82,12 @@ type binding struct {
 	created  int // step learnt
 	markerID fileID
 	seen     bool // markerID was recorded at a settle while proj sat at root
+	// What resolve said of the record at the last settle where it was
+	// present: its recordRevision and stable metadata (R14, R21).
+	rev       uint64
+	revName   string
+	revDesc   string
+	revSettle int
 }
 
 type model struct {
@@ -130,5 +162,6 @@ func (m *model) moved(dir, newDir string, step int) {
 		rel, _ := filepath.Rel(dir, p.path)
 		p.path = filepath.Join(newDir, rel)
 		p.stableSince, p.arrivedAt, p.reached = step, step, false
+		p.hold()
 	}
 }

@@ -126,6 +126,16 @@ func (r *run) afterChange() {
 		if vis, certain := r.visible(p.path); vis || !certain {
 			p.everVisible = true
 		}
+		for place, words := range p.held {
+			if vis, certain := r.visible(place); vis || !certain {
+				if p.exposed == nil {
+					p.exposed = map[string]bool{}
+				}
+				for _, w := range words {
+					p.exposed[w] = true
+				}
+			}
+		}
 		if !p.gone && r.withinLimits(p.path) {
 			p.reached = true
 		}
@@ -284,6 +294,7 @@ func (r *run) manifest(p *proj) {
 	if err := os.WriteFile(filepath.Join(p.path, "package.json"), b, 0o644); err != nil {
 		r.t.Fatal(err)
 	}
+	p.hold()
 }
 
 // create makes a new indexed project at parent/name (name made unique).
@@ -496,6 +507,25 @@ func (r *run) opEditManifest() {
 	p := r.pick(func(*proj) bool { return true })
 	r.manifest(p)
 	r.log("edit package.json of #%d at %s: %q %q", p.key, r.rel(p.path), p.name, p.desc)
+	if r.hrng.IntN(3) == 0 {
+		r.editHint(p)
+	}
+}
+
+// editHint breaks the project's hint file, or mends it by removing it (R6:
+// a file that does not parse is ignored, and its problem shown).
+func (r *run) editHint(p *proj) {
+	hint := filepath.Join(p.path, "codegraph", "project.json")
+	if p.badHint {
+		must(r, os.Remove(hint))
+		p.badHint = false
+		r.log("remove the broken codegraph/project.json of #%d", p.key)
+		return
+	}
+	must(r, os.MkdirAll(filepath.Dir(hint), 0o755))
+	must(r, os.WriteFile(hint, []byte(`{"aliases": ["x",`), 0o644))
+	p.badHint = true
+	r.log("break codegraph/project.json of #%d at %s", p.key, r.rel(p.path))
 }
 
 func (r *run) opToggleLibs() {
@@ -780,7 +810,12 @@ func (r *run) opPrune() {
 		return
 	}
 	for _, b := range r.m.bindings() {
-		if hasMarker(b.root) {
+		// Under a discovery root the settle re-checked the record (the
+		// walk covers deny roots too): its marker decides. Outside every
+		// discovery root nothing re-checked it: prune goes by the
+		// availability the store last recorded, which the model does not
+		// know (a marker that came back out there is not seen).
+		if hasMarker(b.root) && underAny(r.w.roots(r.c), b.root) {
 			continue // present: kept
 		}
 		if vis, certain := r.visible(b.root); vis && certain {
@@ -864,6 +899,7 @@ func (r *run) hungBlip() {
 	}
 	r.gb.mode = back
 	r.setFake(r.gb.mode)
+	r.gb.hungEnd = time.Now()
 	r.gb.switched()
 	r.log("fake GBrain %s again", r.gb.mode)
 }

@@ -92,6 +92,7 @@ type project struct {
 	IndexState     string   `json:"indexState"`
 	Packages       []string `json:"packages"`
 	MovedTo        string   `json:"movedTo"`
+	Warnings       []string `json:"warnings"`
 	Why            string   `json:"why"`
 	Handoff        *struct {
 		Arguments map[string]string `json:"arguments"`
@@ -110,6 +111,7 @@ type answer struct {
 	who   string // "serve main", "cli projects", ...
 	env   envelope
 	raw   string // everything the process said: text content and JSON
+	text  string // a serve's text content ("" for the CLI)
 	query bool   // a projects call with a query (GBrain recall runs in it)
 	// quiet: no process held, took or tried the scan lease while the call
 	// ran, so scanState "running" cannot be true (invariant e).
@@ -194,7 +196,8 @@ func (p *serveProc) call(tool string, args map[string]any) (answer, error) {
 			text.WriteString(tc.Text)
 		}
 	}
-	a.raw = text.String() + "\n" + string(res.RawStructuredContent)
+	a.text = text.String()
+	a.raw = a.text + "\n" + string(res.RawStructuredContent)
 	if res.IsError {
 		return a, fmt.Errorf("%s %v: tool error: %s", a.who, args, text.String())
 	}
