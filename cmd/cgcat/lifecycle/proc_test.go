@@ -26,6 +26,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/sys/unix"
+
+	"github.com/cgcat/cgcat/local/fixture"
 )
 
 // buildCgcat builds ./cmd/cgcat into dir.
@@ -33,7 +35,7 @@ func buildCgcat(dir string) (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	bin := filepath.Join(dir, "cgcat")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/cgcat")
+	cmd := fixture.BuildCommand(bin)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build cgcat: %v\n%s", err, out)
