@@ -791,7 +791,14 @@ func Recheck(p *local.Project, pol Policy) Check {
 	// One descent from the discovery root with no symlink in the way
 	// gives the verdict and the identity of every directory on the way.
 	top := pol.discoveryRootOf(p.Root)
-	rc := marker.ProbeRoot(p.Root, top)
+	var rc marker.RootCheck
+	if len(pol.denyLive) > 0 {
+		rc = marker.ProbeRoot(p.Root, top)
+	} else {
+		// No deny root to match the ancestors against: the root is
+		// opened in one call, still with no symlink on the way.
+		rc = marker.ProbeRootAlone(p.Root)
+	}
 	// What the root and database looked like to the check, remembered
 	// with a positive verdict: read from the check's own descriptors
 	// (Linux), else by lstat afterwards. Either way a root or database

@@ -94,6 +94,27 @@ func ProbeRoot(root, top string) RootCheck {
 		return RootCheck{Verdict: rootErr(err)}
 	}
 	defer d.Close()
+	return probeOpenRoot(d, anc)
+}
+
+// ProbeRootAlone is ProbeRoot without the ancestors' identities, for a
+// caller with no deny root to match them against: the whole path is opened
+// in one call with no symlink in any component (openat2 on Linux), instead
+// of one directory at a time.
+func ProbeRootAlone(root string) RootCheck {
+	if v, never := neverProject(root); never {
+		return RootCheck{Verdict: v}
+	}
+	d, err := nofollow.LookupDir(root)
+	if err != nil {
+		return RootCheck{Verdict: rootErr(err)}
+	}
+	defer d.Close()
+	return probeOpenRoot(d, nil)
+}
+
+// probeOpenRoot finishes a root check on the opened root d.
+func probeOpenRoot(d *nofollow.Dir, anc []pathid.ID) RootCheck {
 	times, terr := d.Times() // the identity too, in the same fstat
 	id, err := d.ID()
 	if err != nil {

@@ -75,7 +75,7 @@ func TestProbeRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(tr.Private, "secretproj"), proj); err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range map[string]Verdict{"Probe": Probe(proj), "ProbeRoot": ProbeRoot(proj, tr.Code).Verdict} {
+	for name, v := range map[string]Verdict{"Probe": Probe(proj), "ProbeRoot": ProbeRoot(proj, tr.Code).Verdict, "ProbeRootAlone": ProbeRootAlone(proj).Verdict} {
 		if v.Project || v.Availability != local.Missing || !strings.Contains(v.Why, "symlink") {
 			t.Errorf("%s of a root swapped for a symlink: %+v", name, v)
 		}
@@ -88,7 +88,7 @@ func TestProbeRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(tr.Private, "x"), filepath.Join(tr.Code, "a")); err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range map[string]Verdict{"Probe": Probe(deep), "ProbeRoot": ProbeRoot(deep, tr.Code).Verdict} {
+	for name, v := range map[string]Verdict{"Probe": Probe(deep), "ProbeRoot": ProbeRoot(deep, tr.Code).Verdict, "ProbeRootAlone": ProbeRootAlone(deep).Verdict} {
 		if v.Project || v.Availability != local.Missing {
 			t.Errorf("%s below an ancestor swapped for a symlink: %+v", name, v)
 		}
@@ -105,6 +105,9 @@ func TestProbeRefusesSymlinks(t *testing.T) {
 	fixture.Write(t, proj, "a file")
 	if v := Probe(proj); v.Project || v.Availability != local.Missing {
 		t.Errorf("a file as root: %+v", v)
+	}
+	if v := ProbeRootAlone(proj).Verdict; v.Project || v.Availability != local.Missing {
+		t.Errorf("ProbeRootAlone of a file as root: %+v", v)
 	}
 }
 
