@@ -78,7 +78,9 @@ func prepend(msg, rest string) string {
 // machine's is missing — with movedTo when its root is in the catalog under
 // a newer id. nil when no card names the id.
 func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelope {
-	if !c.cfg.GBrain.Enabled {
+	if !c.cfg.GBrain.Enabled || c.cat.Forgotten(id) {
+		// A forgotten id is unknown, even while GBrain still holds its
+		// card (the projector retracts it soon).
 		return nil
 	}
 	cards := c.cat.CardsOf(id)

@@ -464,6 +464,17 @@ func (c *Catalog) RecordsAt(storeID string, rev uint64, fn func(*local.Project))
 	return true
 }
 
+// Forgotten reports whether this view saw the record with id deleted
+// (`cgcat forget`, `cgcat prune`) since its base: such an id is gone for
+// good (ids are never given out again), whatever a GBrain card that is not
+// retracted yet still says of it.
+func (c *Catalog) Forgotten(id string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.over[id]
+	return ok && p == nil
+}
+
 // Len is the number of records (of any availability, any view).
 func (c *Catalog) Len() int {
 	c.mu.RLock()
