@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
@@ -9,6 +10,7 @@ import (
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/view"
 )
 
 // liveCards is GBrain answering a card lookup (its card not retracted yet).
@@ -56,6 +58,25 @@ func TestForgottenIDIsUnknownWhileGBrainStillHasItsCard(t *testing.T) {
 	}
 	if r, _ := f.Resolve(ctx, ResolveArgs{ProjectID: id}); r.Status != StatusUnknownProject {
 		t.Fatalf("resolve of a forgotten id while GBrain still has its card: %s %+v", r.Status, r.Projects)
+	}
+	// A process that starts from a base published after the forget knows
+	// it too (the base carries the store's forgotten ids).
+	// (Without the pointer the next commit publishes a whole new base.)
+	if err := os.Remove(view.PointerFile(fx.dataDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update(ctx, func(tx *store.Tx) error { tx.PutGBrainContact(local.GBrainContact{OK: true}); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	later := NewFrontend(Options{Config: config.Fixed(&cfg), Cards: liveCards{id: card}, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		c, err := catalog.Load(ctx, st)
+		return c, nil, err
+	}})
+	if err := later.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := later.Resolve(ctx, ResolveArgs{ProjectID: id}); r.Status != StatusUnknownProject {
+		t.Fatalf("a process started from a new base: resolve of the forgotten id: %s %+v", r.Status, r.Projects)
 	}
 	// An id this catalog never saw deleted is still resolved from GBrain.
 	other := "cg_neverheardofit23"

@@ -61,6 +61,9 @@ type Catalog struct {
 	// → allowed; vis those of the base's records, per view key.
 	allowed map[uint64]map[string]bool
 	vis     map[uint64]*baseVis
+	// forgotten are the ids forgotten in this store, from the base and
+	// the deltas after it.
+	forgotten map[string]bool
 	// rootKeys maps each record's root key (store.Identity.RootKey) to its
 	// id, built when first needed for a revision.
 	rootKeys    map[string]string
@@ -194,6 +197,18 @@ func (c *Catalog) apply(u view.Update) {
 		c.cards, c.byProject = make(map[string]*local.Card, len(s.Cards)), map[string][]string{}
 		c.allowed, c.vis, c.rootKeys = nil, nil, nil
 		c.storeID, c.seq, c.rev, c.state, c.gbrain = s.StoreID, s.Seq, s.Revision, s.State, s.GBrain
+		c.forgotten = make(map[string]bool, len(s.Forgotten))
+		for _, id := range s.Forgotten {
+			c.forgotten[id] = true
+		}
+	}
+	for _, d := range u.Deltas {
+		for _, id := range d.Deleted {
+			if c.forgotten == nil {
+				c.forgotten = map[string]bool{}
+			}
+			c.forgotten[id] = true
+		}
 	}
 	for _, cd := range cards {
 		c.dropCard(cd.Slug)
@@ -464,15 +479,14 @@ func (c *Catalog) RecordsAt(storeID string, rev uint64, fn func(*local.Project))
 	return true
 }
 
-// Forgotten reports whether this view saw the record with id deleted
-// (`cgcat forget`, `cgcat prune`) since its base: such an id is gone for
-// good (ids are never given out again), whatever a GBrain card that is not
-// retracted yet still says of it.
+// Forgotten reports whether the record with id was forgotten in this store
+// (`cgcat forget`, `cgcat prune`): such an id is gone for good (ids are
+// never given out again), whatever a GBrain card that is not retracted yet
+// still says of it.
 func (c *Catalog) Forgotten(id string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	p, ok := c.over[id]
-	return ok && p == nil
+	return c.forgotten[id]
 }
 
 // Len is the number of records (of any availability, any view).

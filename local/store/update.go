@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -154,6 +155,12 @@ func (s *Store) publishBase(db *leveldb.DB, storeID string, seq uint64) error {
 		return s.wrap(err)
 	}
 	if err := r.Cards(func(c *local.Card) error { vs.Cards = append(vs.Cards, c); return nil }); err != nil {
+		return s.wrap(err)
+	}
+	if err := r.Scan(prefixGone, func(k string, _ []byte) bool {
+		vs.Forgotten = append(vs.Forgotten, strings.TrimPrefix(k, prefixGone))
+		return true
+	}); err != nil {
 		return s.wrap(err)
 	}
 	_, err = view.PublishBase(s.dataDir, vs)

@@ -59,6 +59,11 @@ type Snapshot struct {
 	GBrain    local.GBrainContact `json:"gbrain"`
 	// Cards is the local mirror of GBrain's project cards.
 	Cards []*local.Card `json:"cards,omitempty"`
+	// Forgotten are the ids forgotten in this store (`cgcat forget`,
+	// `cgcat prune`): a reader that starts from this base still knows
+	// them as gone for good, whatever a GBrain card not yet retracted
+	// says. Absent from bases written before it was added.
+	Forgotten []string `json:"forgotten,omitempty"`
 	// Records are every record, for PublishBase.
 	Records []*local.Project `json:"-"`
 	// Base is what ReadBase gives instead of Records: the base as mapped,
