@@ -176,6 +176,7 @@ func wantEntries(t testing.TB, st *store.Store, opt Options, r passResult, unrea
 // finds what a walk without the cache finds, and that it listed only the
 // directories the change touched (the rest came from the cache).
 func TestDirCacheSeesEveryChange(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	const m = 40 * time.Millisecond
 	cases := []struct {
 		name string
@@ -362,6 +363,7 @@ func mv(t testing.TB, from, to string) {
 // changes only its ctime) is a gap again on the next pass, and the project
 // below it is re-checked; readable again, it is found again.
 func TestDirCacheUnreadableDirectory(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	if fixture.RunUnprivileged(t) {
 		return
 	}
@@ -415,6 +417,7 @@ func TestDirCacheUnreadableDirectory(t *testing.T) {
 // so a listing taken that close to a change is not kept. Here the clock is
 // made coarse (one hour) so every change falls in the listing's tick.
 func TestDirCacheRacyListing(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	root := cacheTree(t)
 	needCache(t, root)
 	opt := testOptions(root)
@@ -443,6 +446,7 @@ func TestDirCacheRacyListing(t *testing.T) {
 // listing, so a shallower pass takes its listings from the cache, and the
 // deeper pass after it lists only what the shallow ones did not reach.
 func TestDirCacheWalkSettings(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	const m = 40 * time.Millisecond
 	root := cacheTree(t)
 	needCache(t, root)
@@ -507,6 +511,7 @@ func TestDirCacheWalkSettings(t *testing.T) {
 // settings is ignored: the pass lists every directory and finds what a walk
 // without the cache finds. None of it crashes the scanner.
 func TestDirCacheFileIgnoredWhenDamaged(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	const m = 40 * time.Millisecond
 	root := cacheTree(t)
 	needCache(t, root)
@@ -649,6 +654,7 @@ func revision(t testing.TB, st *store.Store) uint64 {
 // counts every directory and project exactly once. Slices carried into a
 // commit are committed whole: what they read is not queued again.
 func TestCarriedSlicesLostToACrash(t *testing.T) {
+	noRacyStamps(t) // passes made at different moments are compared, stamps too
 	root := cacheTree(t)
 	for i := range 20 {
 		mkProject(t, filepath.Join(root, "many", fmt.Sprintf("q%02d", i), "sub"))

@@ -175,7 +175,11 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 				return err
 			}
 			m := meta.Read(p.Root, s.opt.Meta)
-			if h := MetaHash(m); h != p.MetaHash {
+			h := MetaHash(m)
+			if h == p.MetaHash && slices.Equal(m.Problems, p.Meta.Problems) && stamp == p.MetaStamp {
+				continue // read again for nothing (a racy stamp): no write
+			}
+			if h != p.MetaHash {
 				p.RecordRevision++
 				p.MetaHash = h
 			}

@@ -240,7 +240,7 @@ func noRacyStamps(t *testing.T) {
 // its metadata again and stamps it once the files are older than that.
 func TestRacyStampIsNotKept(t *testing.T) {
 	old := meta.RacyStamp
-	meta.RacyStamp = 300 * time.Millisecond
+	meta.RacyStamp = 2 * time.Second
 	t.Cleanup(func() { meta.RacyStamp = old })
 	root := canon(t, t.TempDir())
 	p := filepath.Join(root, "svc")
@@ -250,6 +250,10 @@ func TestRacyStampIsNotKept(t *testing.T) {
 	first := scanAll(t, st, testOptions(root))[p]
 	if first == nil || first.MetaStamp != 0 || first.Meta.Name != "svc" {
 		t.Fatalf("a project made just now: %+v; want its metadata read and no stamp kept", first)
+	}
+	// Read again while still racy, and unchanged: nothing is written.
+	if again := scanAll(t, st, testOptions(root))[p]; again == nil || again.Changed != first.Changed {
+		t.Fatalf("an unchanged project read again within the racy margin was written: changed %d → %+v", first.Changed, again)
 	}
 	time.Sleep(meta.RacyStamp + 50*time.Millisecond)
 	second := scanAll(t, st, testOptions(root))[p]
