@@ -22,14 +22,22 @@ type stamp struct {
 	size int64
 	ino  uint64
 	ok   bool
+	// racy: the file had changed within racyPointer of this stat. A
+	// rewrite in the same clock tick can leave every field as it was (the
+	// size is often the same, and a freed inode number comes back at
+	// once), so such a stamp proves nothing: the pointer is read again.
+	racy bool
 }
+
+// racyPointer is longer than any local file system's timestamp tick.
+const racyPointer = time.Second
 
 func stampOf(path string) stamp {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return stamp{}
 	}
-	return stamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi), ok: true}
+	return stamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi), ok: true, racy: time.Since(fi.ModTime()) < racyPointer}
 }
 
 // NewFollower follows the views of dataDir from nothing.
@@ -54,7 +62,7 @@ var ErrNoView = errors.New("no published catalog yet")
 // Next.
 func (f *Follower) Changed() bool {
 	seen := f.seen.Load()
-	return seen == nil || stampOf(PointerFile(f.dataDir)) != *seen
+	return seen == nil || seen.racy || stampOf(PointerFile(f.dataDir)) != *seen
 }
 
 // Next returns what was published since the last call. On any error the
@@ -62,7 +70,7 @@ func (f *Follower) Changed() bool {
 func (f *Follower) Next() (Update, error) {
 	st := stampOf(PointerFile(f.dataDir))
 	started := f.seen.Load() != nil
-	if started && st == *f.seen.Load() {
+	if started && st == *f.seen.Load() && !st.racy {
 		return Update{}, nil
 	}
 	ptr, ok := ReadPointer(f.dataDir)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cgcat/cgcat/local"
 )
@@ -29,8 +30,24 @@ func TestFollowBaseThenDeltas(t *testing.T) {
 	if err != nil || u.Snapshot == nil || len(u.Snapshot.Projects()) != 1 || len(u.Deltas) != 0 {
 		t.Fatalf("first read: %+v %v", u, err)
 	}
+	// Within racyPointer of the write a stat proves nothing (Changed may
+	// say yes), but a Next brings nothing new; once the pointer is older,
+	// one stat tells.
+	if u, err := f.Next(); err != nil || !u.Empty() {
+		t.Fatalf("nothing new, yet Next brings %+v %v", u, err)
+	}
+	old := time.Now().Add(-2 * racyPointer)
+	if err := os.Chtimes(PointerFile(dir), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Changed() {
+		t.Fatal("the pointer's times moved, yet not Changed")
+	}
+	if u, err := f.Next(); err != nil || !u.Empty() {
+		t.Fatalf("nothing new, yet Next brings %+v %v", u, err)
+	}
 	if f.Changed() {
-		t.Fatal("nothing new, yet Changed")
+		t.Fatal("nothing new and the pointer is old, yet Changed")
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		d := &Delta{StoreID: "s_a", Seq: seq, Revision: seq, Records: []*local.Project{rec(fmt.Sprint("p", seq), fmt.Sprint("/c/p", seq))}}
@@ -147,4 +164,59 @@ func TestCompactionAndCleanup(t *testing.T) {
 	if err != nil || u.Snapshot == nil || len(u.Snapshot.Projects()) != int(seq) {
 		t.Fatalf("a follower behind removed deltas must read the new base: %+v %v", u, err)
 	}
+}
+
+// A pointer rewritten within the same clock tick can look exactly as it
+// did to a stat (same size, same time, a freed inode number reused): a
+// follower that read it within racyPointer of its write reads it again,
+// and so never stays behind. (The lifecycle test under load: a serve kept
+// an older catalog after a settle, while a CLI run saw the newer one.)
+func TestPointerRewrittenInTheSameTickIsSeen(t *testing.T) {
+	dir := t.TempDir()
+	ptr, err := PublishBase(dir, &Snapshot{StoreID: "s_a", Seq: 0, Records: []*local.Project{rec("a", "/c/a")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFollower(dir)
+	if u, err := f.Next(); err != nil || u.Snapshot == nil {
+		t.Fatalf("first read: %+v %v", u, err)
+	}
+	fi, err := os.Stat(PointerFile(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next delta and a pointer that stats exactly as the old one: same
+	// inode (written in place), same size, the old time put back.
+	d := &Delta{StoreID: "s_a", Seq: 1, Revision: 1, Records: []*local.Project{rec("b", "/c/b")}}
+	if err := writeFile(Dir(dir), deltaName(1), mustEncodeDelta(t, d)); err != nil {
+		t.Fatal(err)
+	}
+	next := ptr
+	next.Head, next.Revision = 1, 1
+	b := []byte(next.String())
+	if len(b) != int(fi.Size()) {
+		t.Skipf("fixture: the new pointer is %d bytes, the old %d", len(b), fi.Size())
+	}
+	if err := os.WriteFile(PointerFile(dir), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(PointerFile(dir), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Changed() {
+		t.Fatal("a pointer rewritten within the racy window with the same stat: not Changed")
+	}
+	u, err := f.Next()
+	if err != nil || len(u.Deltas) != 1 || u.Deltas[0].Seq != 1 {
+		t.Fatalf("the delta behind the rewritten pointer was not read: %+v %v", u, err)
+	}
+}
+
+func mustEncodeDelta(t *testing.T, d *Delta) []byte {
+	t.Helper()
+	b, err := encodeDelta(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
