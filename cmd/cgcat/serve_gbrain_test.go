@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/cgcat/cgcat/server"
@@ -23,20 +22,7 @@ import (
 // restarted, and off kept writing cards.
 func TestServeFollowsGBrainSwitch(t *testing.T) {
 	e := newGBEnv(t, 3)
-	setGBrain := func(on bool) {
-		t.Helper()
-		cfg, err := config.Load(e.cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.GBrain.Enabled = on
-		cfg.GBrain.CheckSeconds = 2
-		b, err := config.Marshal(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeTestFile(t, e.cfgPath, string(b))
-	}
+	setGBrain := func(on bool) { e.setGBrain(t, on) }
 	setGBrain(false)
 
 	c, err := client.NewStdioMCPClient(cgcatBin(t), os.Environ(), "serve", "--config", e.cfgPath)

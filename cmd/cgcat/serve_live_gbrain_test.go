@@ -20,21 +20,7 @@ import (
 // GBrain was turned off — while GBrain was down.)
 func TestServeFollowsGBrainTurnedOnInTheFile(t *testing.T) {
 	e := newGBEnv(t, 2)
-	setGBrain := func(on bool) {
-		t.Helper()
-		cfg, err := config.Load(e.cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.GBrain.Enabled = on
-		cfg.GBrain.CheckSeconds = 2
-		b, err := config.Marshal(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond) // a new mtime for the serve's stat
-		writeTestFile(t, e.cfgPath, string(b))
-	}
+	setGBrain := func(on bool) { e.setGBrain(t, on) }
 	setGBrain(false)
 	// The last check, made while GBrain was on, said ok; GBrain is down now.
 	st := e.store()
@@ -73,4 +59,22 @@ func TestServeFollowsGBrainTurnedOnInTheFile(t *testing.T) {
 	if got != "ok" {
 		t.Fatalf("GBrain up again: gbrainState still %q after 30 s\nstderr:\n%s", got, cg.stderr.String())
 	}
+}
+
+// setGBrain turns GBrain on or off in the env's config file (checks every
+// 2 s), as a person editing it while hosts run.
+func (e *gbEnv) setGBrain(t *testing.T, on bool) {
+	t.Helper()
+	cfg, err := config.Load(e.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.GBrain.Enabled = on
+	cfg.GBrain.CheckSeconds = 2
+	b, err := config.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a new mtime for the serve's stat
+	writeTestFile(t, e.cfgPath, string(b))
 }

@@ -60,20 +60,9 @@ type Refresher struct {
 	// stopped: this process's last round left the pass unfinished (a round
 	// limit, a failure). Such a pass waits for the next interval (R10); a
 	// pass left unfinished by another process (a killed `cgcat scan`) is
-	// resumed within seconds.
+	// resumed within seconds. Only the loop's goroutine (Run, round, due)
+	// reads or writes it.
 	stopped bool
-}
-
-func (r *Refresher) lastStopped() bool {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
-	return r.stopped
-}
-
-func (r *Refresher) setStopped(v bool) {
-	r.errMu.Lock()
-	r.stopped = v
-	r.errMu.Unlock()
 }
 
 // Running reports whether this process is scanning right now.
@@ -188,7 +177,7 @@ func (r *Refresher) due(lastRound time.Time) bool {
 		}
 	}
 	if st.PassRunning {
-		return lastRound.IsZero() || !r.lastStopped() || now.Sub(lastRound) >= r.interval
+		return lastRound.IsZero() || !r.stopped || now.Sub(lastRound) >= r.interval
 	}
 	return now.Sub(st.LastCompleted) >= r.interval
 }
@@ -255,7 +244,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	if err != nil {
 		r.log.Warn("discovery could not start", "err", err)
 		r.setErr(err)
-		r.setStopped(true)
+		r.stopped = true
 		return
 	}
 	defer s.Close()
@@ -266,11 +255,11 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("discovery round failed", "err", err)
 		r.setErr(err)
-		r.setStopped(true)
+		r.stopped = true
 		return
 	}
 	r.setErr(nil)
-	r.setStopped(!rd.Finished)
+	r.stopped = !rd.Finished
 	// Only directory counts: project counts would include projects this
 	// process's own view hides, and stderr ends up in the host's logs.
 	r.log.Debug("discovery round", "dirs", rd.Dirs, "finished", rd.Finished, "truncated", rd.Truncated)
