@@ -33,21 +33,39 @@ func Connection(cfg *config.Config) (gbrain.Connection, error) {
 		TokenEnv: c.TokenEnv, ClientIDEnv: c.ClientIDEnv, ClientSecretEnv: c.ClientSecretEnv}, nil
 }
 
+// Dialer connects to GBrain and returns the connection once it answered
+// the handshake: gbrain.Dial for the connection a config names
+// ([DialerFor]), or an in-process fake in tests.
+type Dialer func(ctx context.Context) (gbrain.Brain, error)
+
+// DialerFor dials conn with opts.
+func DialerFor(conn gbrain.Connection, opts gbrain.Options) Dialer {
+	return func(ctx context.Context) (gbrain.Brain, error) {
+		c, err := gbrain.Dial(ctx, conn, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
 // Conn is a GBrain connection that is dialed on demand and dialed again
 // once lost. Every fresh connection is checked: the expected source must be
 // registered (put_page would otherwise fail, or worse, land elsewhere).
 // Safe for concurrent use.
 type Conn struct {
-	conn gbrain.Connection
-	opts gbrain.Options
+	dial     Dialer
+	keepOpen bool // HTTP: cheap to keep, holds no brain
 
 	dialMu sync.Mutex // one dial at a time
 
 	mu      sync.Mutex
-	c       *gbrain.Client
+	c       gbrain.Brain // counted
 	lastErr error
 	dials   int
 	closed  bool
+
+	calls callCounts
 }
 
 // NewConn prepares (does not dial) the connection the config names.
@@ -61,14 +79,21 @@ func NewConn(cfg *config.Config, log *slog.Logger) (*Conn, error) {
 
 // NewConnWith prepares a connection from its parts.
 func NewConnWith(conn gbrain.Connection, opts gbrain.Options) *Conn {
-	return &Conn{conn: conn, opts: opts}
+	return &Conn{dial: DialerFor(conn, opts), keepOpen: conn.HTTP()}
+}
+
+// NewConnDialer prepares a connection made by dial; keepOpen says it is
+// cheap to keep open between rounds (as HTTP is), else it is short-lived
+// (as a stdio child holding a PGLite brain must be).
+func NewConnDialer(dial Dialer, keepOpen bool) *Conn {
+	return &Conn{dial: dial, keepOpen: keepOpen}
 }
 
 // Client returns the live client, dialing (and checking the source) when
 // there is none or the last one was lost. Dial errors are *gbrain.DialError
 // (IsTransient tells whether trying later may help); a missing source is
 // Definite.
-func (k *Conn) Client(ctx context.Context) (*gbrain.Client, error) {
+func (k *Conn) Client(ctx context.Context) (gbrain.Brain, error) {
 	if c := k.Current(); c != nil {
 		return c, nil
 	}
@@ -89,8 +114,9 @@ func (k *Conn) Client(ctx context.Context) (*gbrain.Client, error) {
 	if old != nil {
 		_ = old.Close()
 	}
-	c, err := gbrain.Dial(ctx, k.conn, k.opts)
+	c, err := k.dial(ctx)
 	if err == nil {
+		c = counted{Brain: c, n: &k.calls}
 		if err = c.CheckSource(ctx); err != nil {
 			_ = c.Close()
 			c = nil
@@ -111,7 +137,7 @@ func (k *Conn) Client(ctx context.Context) (*gbrain.Client, error) {
 }
 
 // Current returns the live client, or nil when not connected (never dials).
-func (k *Conn) Current() *gbrain.Client {
+func (k *Conn) Current() gbrain.Brain {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.c == nil || k.c.Lost() != nil {
@@ -131,6 +157,9 @@ func (k *Conn) LastError() error {
 	return k.lastErr
 }
 
+// Calls counts the calls made per tool so far, across redials.
+func (k *Conn) Calls() map[string]int { return k.calls.snapshot() }
+
 // Dials counts dial attempts.
 func (k *Conn) Dials() int {
 	k.mu.Lock()
@@ -140,7 +169,7 @@ func (k *Conn) Dials() int {
 
 // HTTP reports whether this is an HTTP connection (cheap to keep open; a
 // stdio child may hold a PGLite brain that admits one process).
-func (k *Conn) HTTP() bool { return k.conn.HTTP() }
+func (k *Conn) HTTP() bool { return k.keepOpen }
 
 // Drop closes the live client, if any, and keeps the Conn usable: the next
 // Client dials again. It is how a short connection ends after a round.

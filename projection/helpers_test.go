@@ -24,7 +24,9 @@ func TestMain(m *testing.M) { os.Exit(gbraintest.Main(m)) }
 
 const testSource = "codegraph-catalog"
 
-// env is one catalog (temp tree, scanned store) and one fake GBrain.
+// env is one catalog (temp tree, scanned store) and one fake GBrain, in
+// process by default (newEnv) or as a process over stdio (newProcessEnv,
+// for the tests of what a child process does: its lifetime, its start).
 type env struct {
 	t    testing.TB
 	ctx  context.Context
@@ -33,6 +35,7 @@ type env struct {
 	st   *store.Store
 	fake *gbraintest.Fake
 	conn *Conn
+	opts gbrain.Options // of conn's dials
 	set  Settings
 	pol  catalog.Policy
 }
@@ -61,7 +64,19 @@ func writePkg(t testing.TB, dir, name, desc string, keywords ...string) {
 
 // newEnv makes n projects under a temp root (root/pNNN, named pkg-NNN) and
 // scans them; deny lists sub-directories of root to put in sharing.denyRoots.
+// Its GBrain is the in-process fake.
 func newEnv(t testing.TB, n int, deny ...string) *env {
+	t.Helper()
+	return newEnvWith(t, gbraintest.NewInProcess(t, testSource), n, deny...)
+}
+
+// newProcessEnv is newEnv with the fake GBrain run as a stdio child.
+func newProcessEnv(t testing.TB, n int, deny ...string) *env {
+	t.Helper()
+	return newEnvWith(t, gbraintest.New(t, testSource), n, deny...)
+}
+
+func newEnvWith(t testing.TB, fake *gbraintest.Fake, n int, deny ...string) *env {
 	t.Helper()
 	ctx := context.Background()
 	base := t.TempDir()
@@ -80,22 +95,54 @@ func newEnv(t testing.TB, n int, deny ...string) *env {
 	for _, d := range deny {
 		cfg.Sharing.DenyRoots = append(cfg.Sharing.DenyRoots, filepath.Join(root, d))
 	}
-	fake := gbraintest.New(t, testSource)
-	fc := fake.Connection()
 	cfg.GBrain.Enabled = true
 	cfg.GBrain.ConnectionRef = "fake"
-	cfg.Connections = map[string]config.Connection{"fake": {Command: fc.Command, Args: fc.Args, Env: fc.Env}}
+	// An in-process fake has no command: anything that dials from the
+	// config instead of the test's dialer fails at once.
+	cc := config.Connection{Command: "/nonexistent/in-process-fake-gbrain"}
+	if !fake.InProcess() {
+		fc := fake.Connection()
+		cc = config.Connection{Command: fc.Command, Args: fc.Args, Env: fc.Env}
+	}
+	cfg.Connections = map[string]config.Connection{"fake": cc}
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: ctx, root: root, cfg: cfg, st: st, fake: fake}
 	e.rescan()
-	e.conn = NewConnWith(fc, gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second})
-	t.Cleanup(func() { e.conn.Close() })
+	e.opts = gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second}
+	e.conn = e.newConn(e.opts)
 	e.set = SettingsFrom(cfg, st)
 	e.pol = catalog.PolicyFrom(cfg)
 	return e
+}
+
+// dialer dials the env's fake with opts.
+func (e *env) dialer(opts gbrain.Options) Dialer {
+	d := e.fake.Dialer(opts)
+	return func(ctx context.Context) (gbrain.Brain, error) {
+		c, err := d(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// newConn is a connection to the env's fake (closed at cleanup).
+func (e *env) newConn(opts gbrain.Options) *Conn {
+	c := NewConnDialer(e.dialer(opts), false)
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// service returns opt dialing the env's fake.
+func (e *env) service(opt ServiceOptions) ServiceOptions {
+	if e.fake.InProcess() && e.cfg.Connections["fake"].URL == "" {
+		opt.Dial = e.dialer(gbrain.Options{ExpectedSource: e.cfg.GBrain.ExpectedSource, HandshakeTimeout: opt.HandshakeTimeout, CallTimeout: opt.CallTimeout})
+	}
+	return opt
 }
 
 func (e *env) rescan() {
@@ -243,4 +290,12 @@ func (e *env) snapshotRecords() string {
 		P uint64
 	}{e.records(), e.pol.ViewKey()})
 	return string(b)
+}
+
+// clientOf is the *gbrain.Client behind a Conn's Brain.
+func clientOf(b gbrain.Brain) *gbrain.Client {
+	if c, ok := b.(counted); ok {
+		b = c.Brain
+	}
+	return b.(*gbrain.Client)
 }

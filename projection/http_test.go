@@ -54,6 +54,7 @@ func (e *env) wantWrittenOnce(n int) {
 // A sync longer than a token's life: the token is renewed before it runs
 // out, no call is refused, every card is written once.
 func TestSyncOverHTTPOutlivesItsToken(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	e := newEnv(t, n)
 	e.overHTTP(gbraintest.HTTPOptions{TokenTTL: 4}, testSource)
@@ -70,7 +71,7 @@ func TestSyncOverHTTPOutlivesItsToken(t *testing.T) {
 	if took := time.Since(start); st.TokensIssued < 2 || st.Unauthorized != 0 {
 		t.Errorf("sync of %s: %+v (want a renewal and no 401)", took.Round(time.Millisecond), st)
 	}
-	if a := e.conn.Current().Auth(); a.Rejections != 0 || a.Fetches != st.TokensIssued {
+	if a := clientOf(e.conn.Current()).Auth(); a.Rejections != 0 || a.Fetches != st.TokensIssued {
 		t.Errorf("client auth %+v, fake %+v", a, st)
 	}
 	e.wantWrittenOnce(n)
@@ -80,6 +81,7 @@ func TestSyncOverHTTPOutlivesItsToken(t *testing.T) {
 // read is sent again with a new token; a refused write was not applied, is
 // retried by the projector with a new token, and lands once.
 func TestSyncOverHTTPRefusedMidSync(t *testing.T) {
+	t.Parallel()
 	const n = 8
 	e := newEnv(t, n)
 	e.overHTTP(gbraintest.HTTPOptions{}, testSource)
@@ -112,6 +114,7 @@ func TestSyncOverHTTPRefusedMidSync(t *testing.T) {
 // A token bound to another source: nothing is written anywhere, the rows
 // wait, and the error says what to do.
 func TestSyncOverHTTPWrongSourceWritesNothing(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	e := newEnv(t, n)
 	e.overHTTP(gbraintest.HTTPOptions{}, "default")
@@ -130,12 +133,13 @@ func TestSyncOverHTTPWrongSourceWritesNothing(t *testing.T) {
 // `cgcat serve`'s GBrain service over HTTP: it projects and recalls, and
 // keeps doing both after every token it holds stopped working.
 func TestServiceOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	e.overHTTP(gbraintest.HTTPOptions{}, testSource)
 	e.cfg.GBrain.SemanticSearch = true // GBrain's query on the query path
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())
+	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, e.service(fastService()))
 	waitFor(t, "the first drain", 15*time.Second, func() bool { return e.depth() == 0 && len(e.listed()) == 3 })
 	e.fake.ExpireTokens(t)
 	hits, err := s.Recall().Recall(e.ctx, "kw0002", 5)

@@ -23,18 +23,17 @@ import (
 // process's service when it has one. The card is decoded as the mirror
 // decodes it (never a path) and is not stored.
 type CardLookup struct {
-	conn    gbrain.Connection
-	opts    gbrain.Options
+	dial    func(ctx context.Context, handshake time.Duration) (gbrain.Brain, error)
 	set     Settings
 	dataDir string
 
 	mu   sync.Mutex
-	live interface{ Current() *gbrain.Client }
+	live interface{ Current() gbrain.Brain }
 }
 
 // UseLive makes the lookup try a live connection first (the service's,
 // while it has one) before dialing its own.
-func (l *CardLookup) UseLive(live interface{ Current() *gbrain.Client }) {
+func (l *CardLookup) UseLive(live interface{ Current() gbrain.Brain }) {
 	l.mu.Lock()
 	l.live = live
 	l.mu.Unlock()
@@ -51,8 +50,20 @@ func NewCardLookup(cfg *config.Config, log *slog.Logger) (*CardLookup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CardLookup{conn: conn, opts: gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log},
-		set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}, dataDir: cfg.DataDir}, nil
+	opts := gbrain.Options{ExpectedSource: cfg.GBrain.ExpectedSource, ExpectedBrain: cfg.GBrain.ExpectedBrain, Logger: log}
+	dial := func(ctx context.Context, handshake time.Duration) (gbrain.Brain, error) {
+		o := opts
+		o.HandshakeTimeout = handshake
+		return DialerFor(conn, o)(ctx)
+	}
+	return &CardLookup{dial: dial, set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}, dataDir: cfg.DataDir}, nil
+}
+
+// NewCardLookupDialer is NewCardLookup over a dialer of one's own (tests:
+// an in-process fake).
+func NewCardLookupDialer(cfg *config.Config, dial Dialer) *CardLookup {
+	return &CardLookup{dial: func(ctx context.Context, _ time.Duration) (gbrain.Brain, error) { return dial(ctx) },
+		set: Settings{SlugPrefix: cfg.GBrain.SlugPrefix}, dataDir: cfg.DataDir}
 }
 
 // LookupCard returns the card at slugPrefix/<projectID>, nil when GBrain
@@ -62,7 +73,7 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 	if err != nil {
 		return nil, nil // no card can have this id
 	}
-	var c *gbrain.Client
+	var c gbrain.Brain
 	l.mu.Lock()
 	live := l.live
 	l.mu.Unlock()
@@ -70,11 +81,11 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 		c = live.Current()
 	}
 	if c == nil {
-		opts := l.opts
+		var handshake time.Duration
 		if dl, ok := ctx.Deadline(); ok {
-			opts.HandshakeTimeout = max(time.Until(dl), time.Millisecond)
+			handshake = max(time.Until(dl), time.Millisecond)
 		}
-		c, err = gbrain.Dial(ctx, l.conn, opts)
+		c, err = l.dial(ctx, handshake)
 		if err != nil {
 			return nil, fmt.Errorf("look up the GBrain card of %s: %w", projectID, err)
 		}

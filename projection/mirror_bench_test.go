@@ -45,8 +45,7 @@ func BenchmarkMirrorRefresh(b *testing.B) {
 	e.fake.PutMany(b, testSource, pages)
 	e.fake.Env["GBRAIN_FAKE_MEMORY"] = "1"
 	e.conn.Close()
-	e.conn = NewConnWith(e.fake.Connection(), gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 60 * time.Second, CallTimeout: 60 * time.Second})
-	b.Cleanup(func() { e.conn.Close() })
+	e.conn = e.newConn(gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 60 * time.Second, CallTimeout: 60 * time.Second})
 	c, err := e.conn.Client(e.ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -73,7 +72,7 @@ func BenchmarkMirrorRefresh(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				before := c.CallCounts()
+				before := e.conn.Calls()
 				net0 := p.netTime
 				b.StartTimer()
 				start := time.Now()
@@ -84,7 +83,7 @@ func BenchmarkMirrorRefresh(b *testing.B) {
 				if err != nil || rep.Read != changed || rep.Written != changed {
 					b.Fatalf("refresh: %v %+v", err, rep)
 				}
-				after := c.CallCounts()
+				after := e.conn.Calls()
 				lists += after["list_pages"] - before["list_pages"]
 				reads += after["get_page"] - before["get_page"]
 				b.StartTimer()

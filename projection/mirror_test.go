@@ -45,8 +45,7 @@ func (e *env) loseCatalog() {
 	if len(e.records()) != 0 {
 		e.t.Fatal("the catalog was not lost")
 	}
-	e.conn = NewConnWith(e.fake.Connection(), e.conn.opts)
-	e.t.Cleanup(func() { e.conn.Close() })
+	e.conn = e.newConn(e.opts)
 	e.set = SettingsFrom(e.cfg, st)
 }
 
@@ -89,6 +88,7 @@ func otherCard(t testing.TB, id, machine, name, desc string, localPaths bool) st
 }
 
 func TestMirrorRefreshIsIncrementalAndJudgesEdits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	p := e.projector()
 	p.listLimit = 2 // several list pages from few cards
@@ -204,6 +204,7 @@ func TestMirrorRefreshIsIncrementalAndJudgesEdits(t *testing.T) {
 // Pages that shift while the listing pages through them are re-scanned and
 // de-duplicated; a shifting listing never drops mirror rows.
 func TestMirrorRefreshUnderShiftingPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 7)
 	p := e.projector()
 	p.listLimit = 3
@@ -228,6 +229,7 @@ func TestMirrorRefreshUnderShiftingPages(t *testing.T) {
 }
 
 func TestDeniedAfterProjectionIsRetractedAndSharedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	p := e.projector()
 	pol := e.pol
@@ -286,6 +288,7 @@ func TestDeniedAfterProjectionIsRetractedAndSharedAgain(t *testing.T) {
 }
 
 func TestForgottenProjectsCardIsRetracted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	e.drain(p)
@@ -313,6 +316,7 @@ func TestForgottenProjectsCardIsRetracted(t *testing.T) {
 }
 
 func TestPruneTouchesOnlyThisMachinesUneditedOrphans(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	e.drain(p)
@@ -362,6 +366,7 @@ func TestPruneTouchesOnlyThisMachinesUneditedOrphans(t *testing.T) {
 // before the first scan, the scan takes every id back by root key, and the
 // drain adopts this machine's cards: no id lost, no duplicate card.
 func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	e := newEnv(t, n)
 	p := e.projector()
@@ -417,6 +422,7 @@ func TestLostCatalogKeepsIdsAndDuplicatesNoCard(t *testing.T) {
 // gbrainState degraded; and a card of a project hidden here is never shown,
 // however its words match.
 func TestMirrorAnswersWithGBrainDownAndHidesHiddenProjects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2, "p0001")
 	p := e.projector()
 	e.drain(p)

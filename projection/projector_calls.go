@@ -18,7 +18,7 @@ func (p *Projector) retryBudget() time.Duration {
 
 // retry runs op on a live client, redialing and backing off while the
 // failure is transient (nothing changed in GBrain), within RetryBudget.
-func (p *Projector) retry(ctx context.Context, op func(c *gbrain.Client) error) error {
+func (p *Projector) retry(ctx context.Context, op func(c gbrain.Brain) error) error {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 100 * time.Millisecond
 	b.MaxInterval = 2 * time.Second
@@ -40,7 +40,7 @@ func (p *Projector) retry(ctx context.Context, op func(c *gbrain.Client) error) 
 // read returns the page with its content, or nil when there is none.
 func (p *Projector) read(ctx context.Context, slug string) (*gbrain.Page, error) {
 	var page *gbrain.Page
-	err := p.retry(ctx, func(c *gbrain.Client) error {
+	err := p.retry(ctx, func(c gbrain.Brain) error {
 		pg, err := c.GetPage(ctx, slug, true)
 		if errors.Is(err, gbrain.ErrPageNotFound) {
 			page = nil
@@ -55,7 +55,7 @@ func (p *Projector) read(ctx context.Context, slug string) (*gbrain.Page, error)
 // put writes once; only a failure that surely sent nothing is retried here.
 func (p *Projector) put(ctx context.Context, slug, content string) (*gbrain.PutResult, error) {
 	var res *gbrain.PutResult
-	err := p.retry(ctx, func(c *gbrain.Client) error {
+	err := p.retry(ctx, func(c gbrain.Brain) error {
 		r, err := c.PutPage(ctx, slug, content)
 		res = r
 		return err

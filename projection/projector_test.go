@@ -15,6 +15,7 @@ import (
 )
 
 func TestFirstSyncWritesAllSecondWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 5)
 	if d := e.depth(); d != 5 {
 		t.Fatalf("the scan should queue 5 cards, outbox has %d", d)
@@ -76,6 +77,7 @@ func TestFirstSyncWritesAllSecondWritesNothing(t *testing.T) {
 }
 
 func TestMetadataChangeWritesOneCard(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 4)
 	p := e.projector()
 	e.drain(p)
@@ -104,6 +106,7 @@ func TestMetadataChangeWritesOneCard(t *testing.T) {
 }
 
 func TestForeignEditIsAConflictAndNotOverwritten(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	p := e.projector()
 	e.drain(p)
@@ -169,6 +172,7 @@ func TestForeignEditIsAConflictAndNotOverwritten(t *testing.T) {
 }
 
 func TestAmbiguousPutAfterApplyIsNotRewrittenBlindly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	e.fake.SetControl(t, gbraintest.Control{DropAfterApply: []string{"put_page"}})
@@ -205,6 +209,7 @@ func TestAmbiguousPutAfterApplyIsNotRewrittenBlindly(t *testing.T) {
 }
 
 func TestDroppedBeforeApplyKeepsTheRow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	p := e.projector()
 	p.MaxAmbiguous = 2
@@ -226,6 +231,7 @@ func TestDroppedBeforeApplyKeepsTheRow(t *testing.T) {
 }
 
 func TestGBrainDownKeepsTheOutbox(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	e.fake.SetControl(t, gbraintest.Control{ExitAtStart: "crash"})
 	p := e.projector()
@@ -247,6 +253,7 @@ func TestGBrainDownKeepsTheOutbox(t *testing.T) {
 }
 
 func TestDenyRootIsNeverProjected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3, "p0001")
 	denied := e.record("pkg-0001")
 	p := e.projector()
@@ -282,6 +289,7 @@ func TestDenyRootIsNeverProjected(t *testing.T) {
 }
 
 func TestReferenceOnlyByDefaultLocalPathsOnRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	p := e.projector()
 	e.drain(p)
@@ -302,6 +310,7 @@ func TestReferenceOnlyByDefaultLocalPathsOnRequest(t *testing.T) {
 }
 
 func TestLeaseAndDryRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	other := NewProjector(e.st, e.pol, e.set, e.conn, nil)
@@ -326,9 +335,9 @@ func TestLeaseAndDryRun(t *testing.T) {
 }
 
 func TestUnregisteredSourceWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
-	e.conn = NewConnWith(e.fake.Connection(), gbrain.Options{ExpectedSource: "not-registered"})
-	t.Cleanup(func() { e.conn.Close() })
+	e.conn = e.newConn(gbrain.Options{ExpectedSource: "not-registered"})
 	p := e.projector()
 	rep, err := p.Drain(e.ctx)
 	if !errors.Is(err, gbrain.ErrSourceMissing) || rep.Rows != 0 {
@@ -363,6 +372,7 @@ func lateOwnWrite(t *testing.T, e *env, p *Projector, a *local.Project) {
 // lifecycle test's seed 892282670, step 734, where a denied project's card
 // stayed in GBrain through six settles.)
 func TestLateOwnWriteIsOverwrittenNotAConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	e.drain(p)
@@ -382,6 +392,7 @@ func TestLateOwnWriteIsOverwrittenNotAConflict(t *testing.T) {
 // ... and when the project is hidden, its card is retracted (R40) instead of
 // staying in GBrain, name and description included, as a "conflict".
 func TestLateOwnWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	pol := e.pol
@@ -408,17 +419,20 @@ func TestLateOwnWriteOfAHiddenProjectIsRetracted(t *testing.T) {
 // write, the retraction must read GBrain and take the card back — not
 // decide from "no hash recorded" that no card was ever written.
 func TestUnconfirmedWriteOfAHiddenProjectIsRetracted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
+	e.conn = e.newConn(gbrain.Options{ExpectedSource: testSource, CallTimeout: 200 * time.Millisecond})
 	p := e.projector()
 	pol := e.pol
 	p.pol = policyFunc(func() catalog.Policy { return pol })
 	p.MaxAmbiguous = 1 // give up after the first lost answer
 	a := e.records()[0]
-	// put_page answers after the client's 5 s call timeout, then applies.
-	e.fake.SetControl(t, gbraintest.Control{DelayMs: 5500, DelayTools: []string{"put_page"}})
+	// put_page is held past the client's call timeout, then applied.
+	e.fake.SetControl(t, gbraintest.Control{HoldTools: []string{"put_page"}})
 	if _, err := p.Drain(e.ctx); err == nil {
 		t.Fatal("a put that timed out must leave the row pending")
 	}
+	e.fake.SetControl(t, gbraintest.Control{})
 	for deadline := time.Now().Add(5 * time.Second); e.fake.Page(t, testSource, e.slug(a.ID)) == nil; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the delayed put never landed")

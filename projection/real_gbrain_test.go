@@ -187,25 +187,25 @@ func syncWith(t *testing.T, g *realGBrain, conn gbrain.Connection, n int) (first
 	}
 	p := e.projector()
 	p.RetryBudget = 10 * time.Second
-	before := c.CallCounts()
+	before := clientOf(c).CallCounts()
 	start := time.Now()
 	first = e.drain(p)
 	took := time.Since(start)
 	if first.Written != n {
 		t.Fatalf("first sync %+v", first)
 	}
-	after := c.CallCounts()
+	after := clientOf(c).CallCounts()
 	total := 0
 	for k, v := range after {
 		total += v - before[k]
 	}
 	e.enqueue(recordIDs(e)...)
-	second = c.CallCounts()
+	second = clientOf(c).CallCounts()
 	rep := e.drain(p)
 	if rep.Unchanged != n {
 		t.Errorf("second sync %+v", rep)
 	}
-	for k, v := range c.CallCounts() {
+	for k, v := range clientOf(c).CallCounts() {
 		second[k] = v - second[k]
 	}
 	return first, float64(n) / took.Seconds(), float64(total) / float64(n), second
@@ -392,11 +392,11 @@ func TestRealGBrainRefusedMidSync(t *testing.T) {
 	if rep.Written != n || rep.Adopted != 0 || rep.Conflicts != 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	a := e.conn.Current().Auth()
+	a := clientOf(e.conn.Current()).Auth()
 	if a.Rejections != 2 || a.Fetches != 3 || a.LastRejection != "Token expired" {
 		t.Errorf("auth %+v (want two 401s, three tokens)", a)
 	}
-	calls := e.conn.Current().CallCounts()
+	calls := clientOf(e.conn.Current()).CallCounts()
 	t.Logf("%d cards through two expiries: %+v calls, %d tokens, %d refusals", n, calls, a.Fetches, a.Rejections)
 	if calls["put_page"] != n {
 		t.Errorf("%d puts for %d cards", calls["put_page"], n)

@@ -20,7 +20,7 @@ import (
 // is a claim, and recall only ever names records the frontend then checks
 // against its own view.
 type Recaller struct {
-	Conn     interface{ Current() *gbrain.Client }
+	Conn     interface{ Current() gbrain.Brain }
 	Store    *store.Store
 	Settings Settings
 	// Verify is how many bound hits are checked (and returned) at most
@@ -29,7 +29,7 @@ type Recaller struct {
 	// Dial, when set, connects when there is no live connection (HTTP, where
 	// a connection is cheap and holds no brain); else Recall without a live
 	// connection fails at once.
-	Dial func(ctx context.Context) (*gbrain.Client, error)
+	Dial func(ctx context.Context) (gbrain.Brain, error)
 }
 
 // Connected reports whether recall can be asked right now (a frontend may

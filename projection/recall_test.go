@@ -94,6 +94,7 @@ func ids(s []shown) []string {
 }
 
 func TestRecallMapsACardHitToTheLocalRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 3)
 	p := e.projector()
 	e.drain(p)
@@ -130,6 +131,7 @@ func TestRecallMapsACardHitToTheLocalRecord(t *testing.T) {
 }
 
 func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 4)
 	p := e.projector()
 	e.drain(p)
@@ -175,6 +177,7 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 }
 
 func TestTamperedCardsChangeNothingLocal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 4)
 	p := e.projector()
 	e.drain(p)

@@ -83,7 +83,7 @@ func (p *Projector) listCards(ctx context.Context) (map[string]gbrain.PageRef, i
 			if p.listHook != nil {
 				p.listHook(offset)
 			}
-			err := p.retry(ctx, func(c *gbrain.Client) error {
+			err := p.retry(ctx, func(c gbrain.Brain) error {
 				var err error
 				refs, err = c.ListPages(ctx, gbrain.ListOptions{Tag: gbrain.CardTag, Sort: gbrain.SortSlug, Limit: limit, Offset: offset})
 				return err

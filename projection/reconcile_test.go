@@ -9,6 +9,7 @@ import (
 )
 
 func TestReconcilePagesShiftsAndRequeues(t *testing.T) {
+	t.Parallel()
 	const n = 25
 	e := newEnv(t, n)
 	p := e.projector()

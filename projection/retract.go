@@ -149,7 +149,7 @@ func (p *Projector) delete(ctx context.Context, slug string) error {
 		maxAmb = 3
 	}
 	for attempt := 0; ; attempt++ {
-		err := p.retry(ctx, func(c *gbrain.Client) error {
+		err := p.retry(ctx, func(c gbrain.Brain) error {
 			_, err := c.DeletePage(ctx, slug)
 			return err
 		})

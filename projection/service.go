@@ -45,6 +45,10 @@ type ServiceOptions struct {
 	HandshakeTimeout, CallTimeout time.Duration
 	// Connection, when set, replaces the one the config names (tests).
 	Connection *gbrain.Connection
+	// Dial, when set, replaces both (tests: an in-process fake); DialKeepOpen
+	// treats its connection as HTTP's (kept between rounds).
+	Dial         Dialer
+	DialKeepOpen bool
 	// MirrorReady, when set, is closed once discovery need not wait for the
 	// mirror any more (see Service.MirrorReady).
 	MirrorReady chan struct{}
@@ -119,8 +123,11 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 		return s
 	}
 	conn, err := Connection(cfg)
-	if opt.Connection != nil {
-		conn, err = *opt.Connection, nil
+	if opt.Connection != nil || opt.Dial != nil {
+		err = nil
+		if opt.Connection != nil {
+			conn = *opt.Connection
+		}
 	}
 	if err != nil {
 		log.Error("GBrain is enabled but its connection is not usable; projection and the mirror are off", "err", err)
@@ -154,6 +161,9 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 		CallTimeout:      opt.CallTimeout,
 		Logger:           log,
 	})
+	if opt.Dial != nil {
+		s.conn = NewConnDialer(opt.Dial, opt.DialKeepOpen)
+	}
 	set := SettingsFrom(cfg, st)
 	s.proj = NewProjector(st, pol, set, s.conn, log)
 	s.recall = &Recaller{Conn: s.conn, Store: st, Settings: set}
@@ -178,7 +188,7 @@ func (s *Service) Recall() local.Recall {
 
 // Live is the service's connection, for a CardLookup to use while it is
 // open (nil when GBrain is off).
-func (s *Service) Live() interface{ Current() *gbrain.Client } {
+func (s *Service) Live() interface{ Current() gbrain.Brain } {
 	if s == nil || !s.enabled {
 		return nil
 	}

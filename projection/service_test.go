@@ -54,11 +54,12 @@ func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
 // records the contact every host reads, and a second process on the same
 // data dir never connects at all.
 func TestServiceRoundsAreShortAndLeaveTheBrainFree(t *testing.T) {
-	e := newEnv(t, 3)
+	t.Parallel()
+	e := newProcessEnv(t, 3)
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	start := time.Now()
-	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())
+	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, e.service(fastService()))
 	if time.Since(start) > 100*time.Millisecond {
 		t.Fatalf("Start blocked for %s", time.Since(start))
 	}
@@ -101,7 +102,7 @@ func TestServiceRoundsAreShortAndLeaveTheBrainFree(t *testing.T) {
 	})
 	// A second process on the same data dir: no lease, no connection.
 	ctx2, cancel2 := context.WithCancel(e.ctx)
-	s2 := StartWith(ctx2, e.cfg, e.st, e.pol, nil, fastService())
+	s2 := StartWith(ctx2, e.cfg, e.st, e.pol, nil, e.service(fastService()))
 	select {
 	case <-s2.MirrorReady():
 	case <-time.After(5 * time.Second):
@@ -128,13 +129,14 @@ func TestServiceRoundsAreShortAndLeaveTheBrainFree(t *testing.T) {
 }
 
 func TestServiceBrainLockedIsRetriedAndReported(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	e.fake.SetControl(t, gbraintest.Control{ExitAtStart: "pglite"})
 	var logs syncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	s := StartWith(ctx, e.cfg, e.st, e.pol, log, fastService())
+	s := StartWith(ctx, e.cfg, e.st, e.pol, log, e.service(fastService()))
 	waitFor(t, "several dial attempts", 10*time.Second, func() bool { return s.conn.Dials() >= 4 })
 	out := logs.String()
 	if n := strings.Count(out, "GBrain cannot start"); n != 1 {
@@ -162,13 +164,14 @@ func TestServiceBrainLockedIsRetriedAndReported(t *testing.T) {
 // it answers: the service says so at once, in the log and in the contact
 // every answer shows, and carries on when GBrain answers.
 func TestServiceSilentDialIsReported(t *testing.T) {
-	e := newEnv(t, 1)
+	t.Parallel()
+	e := newProcessEnv(t, 1)
 	e.fake.SetControl(t, gbraintest.Control{StartDelayMs: 2500})
 	var logs syncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	opt := fastService()
+	opt := e.service(fastService())
 	opt.SlowDial = 300 * time.Millisecond
 	s := StartWith(ctx, e.cfg, e.st, e.pol, log, opt)
 	waitFor(t, "the silent dial reported", 2*time.Second, func() bool {
@@ -185,6 +188,7 @@ func TestServiceSilentDialIsReported(t *testing.T) {
 // A fresh store (a lost catalog): the service refreshes the mirror before
 // discovery may mint ids; MirrorReady says when.
 func TestServicePrimesTheMirrorOfAFreshStore(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
 	e.drain(p)
@@ -197,7 +201,7 @@ func TestServicePrimesTheMirrorOfAFreshStore(t *testing.T) {
 	e.loseCatalog()
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())
+	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, e.service(fastService()))
 	select {
 	case <-s.MirrorReady():
 	case <-time.After(15 * time.Second):
@@ -221,6 +225,7 @@ func TestServicePrimesTheMirrorOfAFreshStore(t *testing.T) {
 }
 
 func TestServiceDisabled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 1)
 	e.cfg.GBrain.Enabled = false
 	s := Start(e.ctx, e.cfg, e.st, e.pol, nil)

@@ -1,9 +1,15 @@
 // Package gbraintest gives tests a GBrain. It owns:
-//   - the fake GBrain MCP server (./fakegbrain): built once per test binary,
-//     with its own state and control files per test, a [gbrain.Connection]
-//     to start it over stdio ([Fake.Connection]) or over HTTP with OAuth
-//     clients and tokens ([Fake.ServeHTTP]), and direct access to its state
-//     — call counts, stored pages, fault switches, and writes "behind
+//   - the fake GBrain MCP server, in two forms that run the same code
+//     (internal/fakeserver over internal/fakebrain): a process
+//     (./fakegbrain, built once per test binary, with its own state and
+//     control files per test; [New]) started over stdio
+//     ([Fake.Connection]), and an in-process fake ([NewInProcess]) whose
+//     state lives in memory and whose connections are in-process
+//     transports — no process, no file, for unit tests. Both serve HTTP
+//     with OAuth clients and tokens ([Fake.ServeHTTP]: a process, or a
+//     listener of the test process), dial a [gbrain.Client]
+//     ([Fake.Dial], [Fake.Dialer]), and give direct access to the state —
+//     call counts, stored pages, fault switches, and writes "behind
 //     cgcat's back" as another GBrain client would make them;
 //   - [Real], a real GBrain (its source tree run with bun against a Postgres
 //     brain) for the tests that look for one, skipped unless the environment
@@ -18,6 +24,8 @@ package gbraintest
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,8 +36,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest/internal/fakebrain"
+	"github.com/cgcat/cgcat/gbrain/gbraintest/internal/fakeserver"
 )
 
 // FakePackage is the import path of the fake server program.
@@ -86,23 +97,29 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Fake is one fake brain: a state file, a control file and the program.
+// Fake is one fake brain: a state file, a control file and the program
+// ([New]), or a state and fault switches in memory served in this process
+// ([NewInProcess]).
 type Fake struct {
-	Bin         string
-	Dir         string   // the test's temp dir holding both files
-	StatePath   string   // GBRAIN_FAKE_STATE
-	ControlPath string   // GBRAIN_FAKE_CONTROL
+	Bin         string   // the program ("" for an in-process fake)
+	Dir         string   // the test's temp dir (state, control, ready files)
+	StatePath   string   // GBRAIN_FAKE_STATE ("" in process)
+	ControlPath string   // GBRAIN_FAKE_CONTROL ("" in process)
 	Sources     []string // registered besides "default" (GBRAIN_FAKE_SOURCES)
-	// Env is added to the Connection (e.g. GBRAIN_FAKE_FORCE_SOURCE).
+	// Env is added to the Connection (e.g. GBRAIN_FAKE_FORCE_SOURCE, which
+	// an in-process fake honours too).
 	Env map[string]string
+
+	store    *fakebrain.Store
+	controls fakebrain.Controls
 }
 
-// New prepares a fake brain with the given sources registered (besides
-// "default").
+// New prepares a fake brain run as a process, with the given sources
+// registered (besides "default").
 func New(t testing.TB, sources ...string) *Fake {
 	t.Helper()
 	dir := t.TempDir()
-	return &Fake{
+	f := &Fake{
 		Bin:         Binary(t),
 		Dir:         dir,
 		StatePath:   filepath.Join(dir, "gbrain-state.json"),
@@ -110,10 +127,33 @@ func New(t testing.TB, sources ...string) *Fake {
 		Sources:     sources,
 		Env:         map[string]string{},
 	}
+	f.store = fakebrain.FileStore(f.StatePath)
+	f.controls = fakebrain.ControlFile(f.ControlPath)
+	return f
 }
 
-// Connection starts the fake as `fakegbrain serve` over stdio.
+// NewInProcess prepares a fake brain served inside the test process: the
+// same tools, answers and fault switches as the process (over an
+// in-process MCP transport, or over HTTP on a listener of this process),
+// its state in memory. A dial is a new "process": a fault that drops a
+// connection ends that one only. A dial fails as the client reports a
+// process that exits at start-up (Control.ExitAtStart); a slow start
+// (StartDelayMs) needs a process: use [New].
+func NewInProcess(t testing.TB, sources ...string) *Fake {
+	t.Helper()
+	return &Fake{Dir: t.TempDir(), Sources: sources, Env: map[string]string{},
+		store: fakebrain.MemoryStore(), controls: &fakebrain.ControlMemory{}}
+}
+
+// InProcess reports whether the fake runs inside the test process.
+func (f *Fake) InProcess() bool { return f.Bin == "" }
+
+// Connection starts the fake as `fakegbrain serve` over stdio. An
+// in-process fake has none: use Dialer.
 func (f *Fake) Connection() gbrain.Connection {
+	if f.InProcess() {
+		panic("gbraintest: an in-process fake has no stdio connection; use Dialer")
+	}
 	env := map[string]string{
 		"GBRAIN_FAKE_STATE":   f.StatePath,
 		"GBRAIN_FAKE_CONTROL": f.ControlPath,
@@ -125,9 +165,65 @@ func (f *Fake) Connection() gbrain.Connection {
 	return gbrain.Connection{Command: f.Bin, Args: []string{"serve"}, Env: env}
 }
 
-// Dial connects a client to a new fake process; the client is closed when
-// the test ends. Zero timeouts in opts become 10 s (handshake) and 5 s
-// (call).
+// Dialer returns a function that connects a new client as Dial does
+// (a new process, or a new in-process connection).
+func (f *Fake) Dialer(opts gbrain.Options) func(ctx context.Context) (*gbrain.Client, error) {
+	return func(ctx context.Context) (*gbrain.Client, error) {
+		if !f.InProcess() {
+			return gbrain.Dial(ctx, f.Connection(), opts)
+		}
+		return f.dialInProcess(ctx, opts)
+	}
+}
+
+// dialInProcess is a stdio start of the fake without a process: the server's
+// source is what the client would pin (GBRAIN_SOURCE) when well-formed.
+func (f *Fake) dialInProcess(ctx context.Context, opts gbrain.Options) (*gbrain.Client, error) {
+	src := "default"
+	if fakebrain.ValidSource(opts.ExpectedSource) {
+		src = opts.ExpectedSource
+	}
+	if forced := f.Env["GBRAIN_FAKE_FORCE_SOURCE"]; forced != "" {
+		src = forced
+	}
+	// A process that dies at start-up, as the client sees it.
+	ctl, err := f.controls.Read()
+	if err != nil {
+		return nil, err
+	}
+	switch ctl.ExitAtStart {
+	case "pglite":
+		return nil, &gbrain.DialError{Class: gbrain.Definite, Err: &gbrain.ProcessExitedError{Code: 1,
+			Stderr: "[gbrain] Error: GBrain's local database is already open through `gbrain serve`. PGLite cannot open it at the same time."}}
+	case "crash":
+		return nil, &gbrain.DialError{Class: gbrain.Transient, Err: fmt.Errorf("gbrain handshake: %w",
+			&gbrain.ProcessExitedError{Code: 3, Stderr: "[gbrain] fatal: simulated crash at start-up"})}
+	}
+	srv := f.server(&fakebrain.Brain{Source: src, Registered: f.Sources})
+	if err := f.store.Update(func(st *fakebrain.State) error {
+		st.Starts = append(st.Starts, fakebrain.Start{PID: os.Getpid(), Source: src, EnvSource: opts.ExpectedSource,
+			EnvBrain: opts.ExpectedBrain, SkipHooks: "1", Args: []string{"serve", "--in-process"}})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return gbrain.DialTransport(ctx, srv.Transport(srv.MCP()), opts)
+}
+
+// RawTransport is a bare in-process connection to an in-process fake
+// serving source, for tests of the fake itself with a client of their own.
+func (f *Fake) RawTransport(source string) transport.Interface {
+	srv := f.server(&fakebrain.Brain{Source: source, Registered: f.Sources})
+	return srv.Transport(srv.MCP())
+}
+
+func (f *Fake) server(b *fakebrain.Brain) *fakeserver.Server {
+	return &fakeserver.Server{Store: f.store, Controls: f.controls, Registered: f.Sources, Brain: b}
+}
+
+// Dial connects a client to the fake (a new process, or a new in-process
+// connection); the client is closed when the test ends. Zero timeouts in
+// opts become 10 s (handshake) and 5 s (call).
 func (f *Fake) Dial(t testing.TB, opts gbrain.Options) *gbrain.Client {
 	t.Helper()
 	if opts.HandshakeTimeout == 0 {
@@ -136,7 +232,7 @@ func (f *Fake) Dial(t testing.TB, opts gbrain.Options) *gbrain.Client {
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = 5 * time.Second
 	}
-	c, err := gbrain.Dial(context.Background(), f.Connection(), opts)
+	c, err := f.Dialer(opts)(context.Background())
 	if err != nil {
 		t.Fatalf("dial fake gbrain: %v", err)
 	}
@@ -148,7 +244,15 @@ func (f *Fake) Dial(t testing.TB, opts gbrain.Options) *gbrain.Client {
 // next call.
 func (f *Fake) SetControl(t testing.TB, c Control) {
 	t.Helper()
-	if err := fakebrain.WriteControl(f.ControlPath, c); err != nil {
+	if err := f.controls.Write(c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// view runs fn on the state under its lock.
+func (f *Fake) view(t testing.TB, fn func(*fakebrain.State)) {
+	t.Helper()
+	if err := f.store.View(func(st *fakebrain.State) error { fn(st); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,11 +260,13 @@ func (f *Fake) SetControl(t testing.TB, c Control) {
 // Calls returns the number of calls per tool so far.
 func (f *Fake) Calls(t testing.TB) map[string]int {
 	t.Helper()
-	st, err := fakebrain.Read(f.StatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Calls
+	out := map[string]int{}
+	f.view(t, func(st *fakebrain.State) {
+		for k, v := range st.Calls {
+			out[k] = v
+		}
+	})
+	return out
 }
 
 // ResetCalls zeroes the call counts.
@@ -169,44 +275,49 @@ func (f *Fake) ResetCalls(t testing.TB) {
 	f.update(t, func(st *fakebrain.State) error { st.Calls = map[string]int{}; return nil })
 }
 
-// Starts lists the fake processes started so far.
+// Starts lists the fake processes (or in-process connections) started so
+// far.
 func (f *Fake) Starts(t testing.TB) []Start {
 	t.Helper()
-	st, err := fakebrain.Read(f.StatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Starts
+	var out []Start
+	f.view(t, func(st *fakebrain.State) { out = append(out, st.Starts...) })
+	return out
 }
 
-// Page returns the stored page (nil when absent), deleted or not.
+// Page returns a copy of the stored page (nil when absent), deleted or not.
 func (f *Fake) Page(t testing.TB, source, slug string) *Page {
 	t.Helper()
-	st, err := fakebrain.Read(f.StatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Find(source, slug)
+	var p *Page
+	f.view(t, func(st *fakebrain.State) {
+		if q := st.Find(source, slug); q != nil {
+			p = q.Clone()
+		}
+	})
+	return p
 }
 
-// Pages returns every stored page, deleted or not.
+// Pages returns a copy of every stored page, deleted or not.
 func (f *Fake) Pages(t testing.TB) []*Page {
 	t.Helper()
-	st, err := fakebrain.Read(f.StatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Pages
+	var out []*Page
+	f.view(t, func(st *fakebrain.State) {
+		for _, p := range st.Pages {
+			out = append(out, p.Clone())
+		}
+	})
+	return out
 }
 
 // Content is the page's content as get_page would return it ("" if absent).
 func (f *Fake) Content(t testing.TB, source, slug string) string {
 	t.Helper()
-	p := f.Page(t, source, slug)
-	if p == nil {
-		return ""
-	}
-	return fakebrain.Render(p)
+	s := ""
+	f.view(t, func(st *fakebrain.State) {
+		if p := st.Find(source, slug); p != nil {
+			s = fakebrain.Render(p)
+		}
+	})
+	return s
 }
 
 // Put writes a page into source as another GBrain client would (a person
@@ -239,6 +350,16 @@ func (f *Fake) PutMany(t testing.TB, source string, pages map[string]string) {
 	})
 }
 
+// Delete soft-deletes a page in source as another GBrain client would.
+func (f *Fake) Delete(t testing.TB, source, slug string) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error {
+		b := &fakebrain.Brain{Source: source, Registered: f.Sources}
+		_, err := b.DeletePage(st, map[string]any{"slug": slug})
+		return err
+	})
+}
+
 // Edit changes a stored page in place (nothing recomputed) — corruption
 // rather than an edit through GBrain.
 func (f *Fake) Edit(t testing.TB, source, slug string, fn func(*Page)) {
@@ -249,13 +370,14 @@ func (f *Fake) Edit(t testing.TB, source, slug string, fn func(*Page)) {
 			return fmt.Errorf("fake gbrain: no page %s/%s", source, slug)
 		}
 		fn(p)
+		st.Reindex()
 		return nil
 	})
 }
 
 func (f *Fake) update(t testing.TB, fn func(*fakebrain.State) error) {
 	t.Helper()
-	if err := fakebrain.Update(f.StatePath, fn); err != nil {
+	if err := f.store.Update(fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -282,14 +404,19 @@ type HTTPOptions struct {
 type HTTPServer struct {
 	// Base is http://127.0.0.1:PORT; MCP is its MCP endpoint (Base + "/mcp").
 	Base, MCP string
-	cmd       *exec.Cmd
+	cmd       *exec.Cmd    // a process
+	srv       *http.Server // in process
 	waited    chan struct{}
 }
 
 // ServeHTTP starts the fake as `fakegbrain serve --http` on a free port of
-// 127.0.0.1 and waits until it listens.
+// 127.0.0.1 and waits until it listens (an in-process fake serves on a
+// listener of the test process).
 func (f *Fake) ServeHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	t.Helper()
+	if f.InProcess() {
+		return f.serveHTTPInProcess(t, o)
+	}
 	ready := filepath.Join(f.Dir, fmt.Sprintf("http-ready-%d", time.Now().UnixNano()))
 	args := []string{"serve", "--http", "--port", "0", "--bind", "127.0.0.1"}
 	if o.TokenTTL > 0 {
@@ -333,6 +460,28 @@ func (f *Fake) ServeHTTP(t testing.TB, o HTTPOptions) *HTTPServer {
 	}
 }
 
+func (f *Fake) serveHTTPInProcess(t testing.TB, o HTTPOptions) *HTTPServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	issuer := fmt.Sprintf("http://localhost:%d/", port)
+	if o.PublicURL != "" {
+		issuer = strings.TrimSuffix(o.PublicURL, "/") + "/"
+	}
+	envInt := func(k string) int { n, _ := strconv.Atoi(o.Env[k]); return n }
+	srv := f.server(&fakebrain.Brain{Source: "default", Registered: f.Sources})
+	h := srv.HTTPHandler(fakeserver.HTTPOptions{TokenTTL: o.TokenTTL, Issuer: issuer,
+		LimitMax: envInt("GBRAIN_OAUTH_TOKEN_RATE_LIMIT_MAX"), LimitWindow: time.Duration(envInt("GBRAIN_OAUTH_TOKEN_RATE_LIMIT_WINDOW_MS")) * time.Millisecond})
+	s := &HTTPServer{Base: "http://" + ln.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, waited: make(chan struct{})}
+	s.MCP = s.Base + "/mcp"
+	go func() { _ = s.srv.Serve(ln); close(s.waited) }()
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // Stop ends the server (idempotent).
 func (s *HTTPServer) Stop() {
 	select {
@@ -340,21 +489,26 @@ func (s *HTTPServer) Stop() {
 		return
 	default:
 	}
-	_ = s.cmd.Process.Kill()
+	if s.srv != nil {
+		_ = s.srv.Close()
+	} else {
+		_ = s.cmd.Process.Kill()
+	}
 	<-s.waited
 }
 
 var credSeq atomic.Int64
 
 // Connection is an HTTP connection to this server with OAuth client
-// credentials: id and secret go into two fresh environment variables
-// (t.Setenv) that the connection names.
+// credentials: id and secret go into two fresh environment variables that
+// the connection names (unset when the test ends; the names are unique, so
+// parallel tests may call it).
 func (s *HTTPServer) Connection(t testing.TB, id, secret string) gbrain.Connection {
 	t.Helper()
 	n := credSeq.Add(1)
 	idEnv, secretEnv := fmt.Sprintf("CGCAT_FAKE_GBRAIN_CLIENT_ID_%d", n), fmt.Sprintf("CGCAT_FAKE_GBRAIN_CLIENT_SECRET_%d", n)
-	t.Setenv(idEnv, id)
-	t.Setenv(secretEnv, secret)
+	setenv(t, idEnv, id)
+	setenv(t, secretEnv, secret)
 	return gbrain.Connection{URL: s.MCP, ClientIDEnv: idEnv, ClientSecretEnv: secretEnv}
 }
 
@@ -363,8 +517,17 @@ func (s *HTTPServer) Connection(t testing.TB, id, secret string) gbrain.Connecti
 func (s *HTTPServer) TokenConnection(t testing.TB, token string) gbrain.Connection {
 	t.Helper()
 	env := fmt.Sprintf("CGCAT_FAKE_GBRAIN_TOKEN_%d", credSeq.Add(1))
-	t.Setenv(env, token)
+	setenv(t, env, token)
 	return gbrain.Connection{URL: s.MCP, TokenEnv: env}
+}
+
+// setenv sets a variable of a name no other test uses, until the test ends.
+func setenv(t testing.TB, k, v string) {
+	t.Helper()
+	if err := os.Setenv(k, v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Unsetenv(k) })
 }
 
 // RegisterClient is `gbrain auth register-client NAME --grant-types
@@ -403,11 +566,9 @@ func (f *Fake) ExpireTokens(t testing.TB) {
 // HTTP returns the HTTP counts so far.
 func (f *Fake) HTTP(t testing.TB) HTTPStats {
 	t.Helper()
-	st, err := fakebrain.Read(f.StatePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.HTTP
+	var h HTTPStats
+	f.view(t, func(st *fakebrain.State) { h = st.HTTP })
+	return h
 }
 
 // tail keeps the end of a process's stderr for failure messages.

@@ -61,14 +61,26 @@ func (b *Brain) registered(st *State) []string {
 	return out
 }
 
-func (b *Brain) now(st *State) (string, int64) {
+// now is the time of a write: its updated_at as GBrain spells it (ms), its
+// sequence number, and the time in µs, later than every earlier write's.
+func (b *Brain) now(st *State) (string, int64, int64) {
 	st.Seq++
 	t := time.Now
 	if b.Now != nil {
 		t = b.Now
 	}
-	return t().UTC().Format("2006-01-02T15:04:05.000Z"), st.Seq
+	us := t().UnixMicro()
+	if us <= st.LastMicro {
+		us = st.LastMicro + 1
+	}
+	st.LastMicro = us
+	st.touch()
+	return time.UnixMicro(us).UTC().Format(timeLayout), st.Seq, us
 }
+
+// timeLayout is how GBrain's answers spell a time (JavaScript's
+// Date.toISOString: milliseconds, Z).
+const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func notFound(slug string) *ToolError {
 	return &ToolError{Code: "page_not_found", Message: "Page not found: " + slug,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // GetPage: exact slug (no lowercasing on read), optional fuzzy match.
@@ -168,19 +169,19 @@ func (b *Brain) PutPage(st *State, args map[string]any) (any, error) {
 	if old != nil && old.DeletedAt == "" && old.ContentHash == hash {
 		return map[string]any{"slug": slug, "status": "skipped", "chunks": 0}, nil
 	}
-	now, seq := b.now(st)
+	now, seq, us := b.now(st)
 	p := old
 	if p == nil {
 		st.NextID++
 		p = &Page{ID: st.NextID, Source: b.Source, Slug: slug, CreatedAt: now, CreatedSeq: seq}
-		st.Pages = append(st.Pages, p)
+		st.add(p)
 	} else if p.DeletedAt == "" {
 		p.Versions++
 	}
 	p.DeletedAt = ""
 	p.Type, p.Title, p.Body, p.Frontmatter = typ, title, body, rest
 	p.ContentHash = hash
-	p.UpdatedAt, p.UpdatedSeq = now, seq
+	p.UpdatedAt, p.UpdatedSeq, p.UpdatedMicro = now, seq, us
 	p.Tags = mergeTags(p.Tags, written)
 	return map[string]any{"slug": slug, "status": "created_or_updated", "chunks": chunkCount(body)}, nil
 }
@@ -230,12 +231,17 @@ func (b *Brain) DeletePage(st *State, args map[string]any) (any, error) {
 	if p.DeletedAt != "" {
 		return map[string]any{"status": "already_soft_deleted", "slug": slug, "deleted_at": p.DeletedAt}, nil
 	}
-	now, _ := b.now(st)
+	// GBrain's soft delete sets deleted_at only: updated_at stays, so
+	// list_pages' updated_after never shows a deletion.
+	now, _, _ := b.now(st)
 	p.DeletedAt = now
 	return map[string]any{"status": "soft_deleted", "slug": slug, "recoverable_until": "now + 72h via restore_page"}, nil
 }
 
-// ListPages: filter, sort, offset paging, limit capped at 100.
+// ListPages: filter, sort, offset paging, limit capped at 100. As GBrain
+// 0.46.28.0: updated_after keeps pages whose updated_at is strictly later
+// (compared at µs, as Postgres does, while answers show ms); a soft delete
+// does not move updated_at.
 func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
 	src, te := b.readSource(args)
 	if te != nil {
@@ -250,6 +256,10 @@ func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
 		return nil, te
 	}
 	sortBy, _, te := str(args, "sort")
+	if te != nil {
+		return nil, te
+	}
+	after, hasAfter, te := str(args, "updated_after")
 	if te != nil {
 		return nil, te
 	}
@@ -268,37 +278,90 @@ func (b *Brain) ListPages(st *State, args map[string]any) (any, error) {
 	if limit > 100 {
 		limit = 100
 	}
-	var rows []*Page
-	for _, p := range st.Pages {
-		if p.Source != src || (p.DeletedAt != "" && !withDeleted) {
-			continue
+	var afterMicro int64
+	if hasAfter {
+		t, ok := parseTimestamptz(after)
+		if !ok {
+			return nil, &ToolError{Code: "internal_error", Message: fmt.Sprintf("invalid input syntax for type timestamp with time zone: %q", after)}
 		}
-		if typ != "" && p.Type != typ {
-			continue
-		}
-		if tag != "" && !slices.Contains(p.Tags, tag) {
-			continue
-		}
-		rows = append(rows, p)
+		afterMicro = t.UnixMicro()
 	}
-	switch sortBy {
-	case "slug":
-		sort.Slice(rows, func(i, j int) bool { return rows[i].Slug < rows[j].Slug })
-	case "updated_asc":
-		sort.Slice(rows, func(i, j int) bool { return rows[i].UpdatedSeq < rows[j].UpdatedSeq })
-	case "created_desc":
-		sort.Slice(rows, func(i, j int) bool { return rows[i].CreatedSeq > rows[j].CreatedSeq })
-	case "", "updated_desc":
-		sort.Slice(rows, func(i, j int) bool { return rows[i].UpdatedSeq > rows[j].UpdatedSeq })
-	default:
-		return nil, invalid("sort must be one of updated_desc, updated_asc, created_desc, slug")
+	rows, te := st.listing(src, tag, sortBy)
+	if te != nil {
+		return nil, te
 	}
 	out := []map[string]any{}
-	for i := offset; i < len(rows) && len(out) < limit; i++ {
-		p := rows[i]
+	skip := offset
+	for _, p := range rows {
+		if len(out) == limit {
+			break
+		}
+		if (p.DeletedAt != "" && !withDeleted) || (typ != "" && p.Type != typ) || (hasAfter && p.updatedMicro() <= afterMicro) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
 		out = append(out, map[string]any{"slug": p.Slug, "source_id": p.Source, "type": p.Type, "title": p.Title, "updated_at": p.UpdatedAt})
 	}
 	return out, nil
+}
+
+// listing is the pages of a source with a tag (any tag when ""), deleted
+// ones included, in a list_pages sort order; kept until the next change.
+func (st *State) listing(src, tag, sortBy string) ([]*Page, *ToolError) {
+	var less func(a, b *Page) bool
+	switch sortBy {
+	case "slug":
+		less = func(a, b *Page) bool { return a.Slug < b.Slug }
+	case "updated_asc":
+		less = func(a, b *Page) bool { return a.UpdatedSeq < b.UpdatedSeq }
+	case "created_desc":
+		less = func(a, b *Page) bool { return a.CreatedSeq > b.CreatedSeq }
+	case "", "updated_desc":
+		less = func(a, b *Page) bool { return a.UpdatedSeq > b.UpdatedSeq }
+	default:
+		return nil, invalid("sort must be one of updated_desc, updated_asc, created_desc, slug")
+	}
+	key := src + "\x00" + tag + "\x00" + sortBy
+	if rows, ok := st.listings[key]; ok {
+		return rows, nil
+	}
+	var rows []*Page
+	for _, p := range st.Pages {
+		if p.Source == src && (tag == "" || slices.Contains(p.Tags, tag)) {
+			rows = append(rows, p)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
+	if st.listings == nil {
+		st.listings = map[string][]*Page{}
+	}
+	st.listings[key] = rows
+	return rows, nil
+}
+
+// updatedMicro is updated_at in µs (parsed from the ms text for a state
+// written before the µs were kept).
+func (p *Page) updatedMicro() int64 {
+	if p.UpdatedMicro != 0 {
+		return p.UpdatedMicro
+	}
+	t, _ := time.Parse(time.RFC3339Nano, p.UpdatedAt)
+	return t.UnixMicro()
+}
+
+// parseTimestamptz reads what Postgres' ::timestamptz cast of an ISO date
+// or date-time accepts in practice (a date alone is midnight UTC here).
+func parseTimestamptz(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // Put applies a put_page as another client would (tests: "edit behind our

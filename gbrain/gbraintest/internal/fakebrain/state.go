@@ -4,11 +4,12 @@
 // page in another GBrain client would. It follows what was measured on
 // GBrain 0.46.28.0; the tests in package gbraintest hold it to that.
 //
-// State lives in one JSON file guarded by an flock on "<file>.lock", so
-// several fake processes (and a test) share it, and a restarted fake sees
-// what the previous one wrote.
+// State lives in a [Store]: one JSON file guarded by an flock on
+// "<file>.lock", so several fake processes (and a test) share it and a
+// restarted fake sees what the previous one wrote; or memory, for the
+// in-process fake.
 //
-// It speaks no protocol and listens on nothing (fakegbrain's main does);
+// It speaks no protocol and listens on nothing (package fakeserver does);
 // being internal to gbraintest, only the fake and gbraintest's test helpers
 // can import it, never cgcat itself.
 package fakebrain
@@ -44,7 +45,10 @@ type Page struct {
 	DeletedAt   string   `json:"deleted_at,omitempty"`
 	CreatedSeq  int64    `json:"created_seq"`
 	UpdatedSeq  int64    `json:"updated_seq"`
-	Versions    int      `json:"versions"` // snapshots: one per real overwrite
+	// UpdatedMicro is updated_at in Unix µs (Postgres keeps µs; GBrain's
+	// answers show ms): list_pages' updated_after compares it.
+	UpdatedMicro int64 `json:"updated_micro,omitempty"`
+	Versions     int   `json:"versions"` // snapshots: one per real overwrite
 }
 
 // Start records one fake process start, so tests can check what the client
@@ -74,83 +78,130 @@ type State struct {
 	Tokens  []*AccessToken `json:"tokens,omitempty"`
 	Legacy  []*LegacyToken `json:"legacy,omitempty"`
 	HTTP    HTTPStats      `json:"http"`
+	// LastMicro is the last updated_at handed out (Unix µs): every write
+	// gets a later one, as Postgres' now() in separate transactions does.
+	LastMicro int64 `json:"last_micro,omitempty"`
+
+	index    map[string]*Page   // source \x00 slug → page
+	listings map[string][]*Page // sorted listings by source, tag and sort, until the next change
 }
 
 // Find returns the page of (source, slug), deleted or not.
 func (s *State) Find(source, slug string) *Page {
-	for _, p := range s.Pages {
-		if p.Source == source && p.Slug == slug {
-			return p
-		}
+	if len(s.index) != len(s.Pages) {
+		s.Reindex()
 	}
-	return nil
+	return s.index[source+"\x00"+slug]
 }
 
-// Memory mode (GBRAIN_FAKE_MEMORY=1, benchmarks only): the process loads
-// the state file once and then keeps the brain in memory, never saving it,
-// so a call costs what the tool costs and not a rewrite of the whole file.
-// Changes made through the file by tests are not seen, and the process's
-// own changes do not reach the file: write through the tools instead.
-var (
-	memMu    sync.Mutex
-	memState *State
-)
+// add stores a new page.
+func (s *State) add(p *Page) {
+	s.Pages = append(s.Pages, p)
+	if s.index != nil && len(s.index) == len(s.Pages)-1 {
+		s.index[p.Source+"\x00"+p.Slug] = p
+	}
+	s.touch()
+}
+
+// Reindex drops what the state derived from its pages (the slug index and
+// the sorted listings); call it after changing a page in place.
+func (s *State) Reindex() {
+	s.index = make(map[string]*Page, len(s.Pages))
+	for _, p := range s.Pages {
+		s.index[p.Source+"\x00"+p.Slug] = p
+	}
+	s.listings = nil
+}
+
+// touch drops the sorted listings after a change.
+func (s *State) touch() { s.listings = nil }
+
+// Clone is a deep copy of the page (a test may keep it).
+func (p *Page) Clone() *Page {
+	c := *p
+	c.Tags = append([]string(nil), p.Tags...)
+	c.Frontmatter = append([]KV(nil), p.Frontmatter...)
+	return &c
+}
+
+// Store is where a fake brain's state lives: a file shared by several fake
+// processes and the test (each access locks it, loads it and saves it), or
+// memory in one process (an in-process fake, or a fake process in memory
+// mode). Safe for concurrent use.
+type Store struct {
+	path string // file store; "" for memory only
+	mu   sync.Mutex
+	mem  *State // memory store
+}
+
+// FileStore is the state kept in the file at path (a missing file is an
+// empty brain).
+func FileStore(path string) *Store { return &Store{path: path} }
+
+// MemoryStore is a state kept in memory only, starting empty.
+func MemoryStore() *Store { return &Store{mem: &State{Calls: map[string]int{}}} }
+
+// LoadMemoryStore loads the file at path once and then keeps the brain in
+// memory, never saving it (GBRAIN_FAKE_MEMORY=1, benchmarks): a call costs
+// what the tool costs and not a rewrite of the whole file. Changes made
+// through the file by tests are not seen, and the process's own changes do
+// not reach the file: write through the tools instead.
+func LoadMemoryStore(path string) (*Store, error) {
+	st, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{mem: st}, nil
+}
 
 // MemoryMode reports whether GBRAIN_FAKE_MEMORY=1.
 func MemoryMode() bool { return os.Getenv("GBRAIN_FAKE_MEMORY") == "1" }
 
-func memory(path string) (*State, error) {
-	if memState == nil {
-		st, err := load(path)
-		if err != nil {
-			return nil, err
-		}
-		memState = st
-	}
-	return memState, nil
-}
+// InMemory reports whether the state lives in memory.
+func (s *Store) InMemory() bool { return s.mem != nil }
 
-// Update loads the state at path under an exclusive lock, lets fn change
-// it, and saves it atomically when fn returns nil. A missing file is an
-// empty brain.
-func Update(path string, fn func(*State) error) error {
-	if MemoryMode() {
-		memMu.Lock()
-		defer memMu.Unlock()
-		st, err := memory(path)
-		if err != nil {
-			return err
-		}
-		return fn(st)
+// Update lets fn change the state under an exclusive lock; a file store
+// saves it atomically when fn returns nil. (A memory store keeps fn's
+// changes even when it fails: tools make theirs only once they succeed.)
+func (s *Store) Update(fn func(*State) error) error {
+	if s.mem != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fn(s.mem)
 	}
-	unlock, err := lock(path)
+	unlock, err := lock(s.path)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := load(path)
+	st, err := load(s.path)
 	if err != nil {
 		return err
 	}
 	if err := fn(st); err != nil {
 		return err
 	}
-	return save(path, st)
+	return save(s.path, st)
 }
 
-// Read loads the state under the lock without saving.
-func Read(path string) (*State, error) {
-	if MemoryMode() {
-		memMu.Lock()
-		defer memMu.Unlock()
-		return memory(path)
+// View lets fn read the state under the lock, without saving. fn must not
+// keep pointers into it (a memory store's state changes afterwards).
+func (s *Store) View(fn func(*State) error) error {
+	if s.mem != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fn(s.mem)
 	}
-	unlock, err := lock(path)
+	unlock, err := lock(s.path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	return load(path)
+	st, err := load(s.path)
+	if err != nil {
+		return err
+	}
+	return fn(st)
 }
 
 func load(path string) (*State, error) {
@@ -200,6 +251,10 @@ type Control struct {
 	// it is applied; a client that times out leaves the write to land later.
 	DelayMs    int      `json:"delay_ms,omitempty"`
 	DelayTools []string `json:"delay_tools,omitempty"`
+	// HoldTools: a call of these tools waits, before it is applied, until
+	// the switch no longer lists it (a test releases it when it chooses: a
+	// client's timeout surely fires first, whatever the machine's load).
+	HoldTools []string `json:"hold_tools,omitempty"`
 	// DropBeforeApply / DropAfterApply: the process exits (code 2) on a call
 	// of these tools without applying it / after applying and saving it,
 	// never answering.
@@ -225,6 +280,51 @@ type Control struct {
 	// then), so it is refused with 401 before it runs. One shot: the tool
 	// is removed from the list when it fires.
 	ExpireTokensBefore []string `json:"expire_tokens_before,omitempty"`
+}
+
+// Controls is where a fake reads its fault switches (and writes back a
+// one-shot switch that fired).
+type Controls interface {
+	Read() (Control, error)
+	Write(Control) error
+}
+
+// ControlFile is the fault switches in a file (GBRAIN_FAKE_CONTROL),
+// re-read at every call so a test changes them while fakes run.
+type ControlFile string
+
+func (f ControlFile) Read() (Control, error) { return ReadControl(string(f)) }
+func (f ControlFile) Write(c Control) error {
+	if f == "" {
+		return nil
+	}
+	return WriteControl(string(f), c)
+}
+
+// ControlMemory is the fault switches of an in-process fake.
+type ControlMemory struct {
+	mu sync.Mutex
+	c  Control
+}
+
+func (m *ControlMemory) Read() (Control, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.c
+	c.DelayTools = append([]string(nil), c.DelayTools...)
+	c.HoldTools = append([]string(nil), c.HoldTools...)
+	c.DropBeforeApply = append([]string(nil), c.DropBeforeApply...)
+	c.DropAfterApply = append([]string(nil), c.DropAfterApply...)
+	c.Garbage = append([]string(nil), c.Garbage...)
+	c.ExpireTokensBefore = append([]string(nil), c.ExpireTokensBefore...)
+	return c, nil
+}
+
+func (m *ControlMemory) Write(c Control) error {
+	m.mu.Lock()
+	m.c = c
+	m.mu.Unlock()
+	return nil
 }
 
 // ReadControl reads the control file; a missing or empty path or file is

@@ -19,6 +19,7 @@ func (b *Brain) AddTag(st *State, args map[string]any, add bool) (any, error) {
 	if p == nil || p.DeletedAt != "" {
 		return nil, notFound(slug)
 	}
+	st.touch()
 	if add {
 		p.Tags = mergeTags(p.Tags, []string{tag})
 	} else {
