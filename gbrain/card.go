@@ -16,10 +16,21 @@ import (
 // Card constants. The frontmatter key "generator: cgcat" is the ownership
 // marker; CardTag is our own tag (list_pages enumerates cards by it).
 const (
-	CardType    = "project"
-	CardTag     = "cgcat-card"
-	Generator   = "cgcat"
-	CardVersion = 1
+	CardType  = "project"
+	CardTag   = "cgcat-card"
+	Generator = "cgcat"
+	// CardVersion is the card format this codec writes (card_version) and
+	// the newest it reads. Version 2 added availability, moved_to and the
+	// format and machine tags; derived data made from cards (the mirror)
+	// is made again when it changes.
+	CardVersion = 2
+	// FormatTag marks cards of format 2 and later: list_pages by it minus
+	// list_pages by CardTag are the older cards, which carry no machine tag.
+	FormatTag = "cgcat-card-2"
+	// machineTagPrefix + machine id tags every card of that machine:
+	// list_pages by MachineTag enumerates one machine's cards without
+	// reading any (a lost catalog takes its ids back from them).
+	machineTagPrefix = "cgcat-m-"
 
 	LocatorScheme = "local-codegraph://"
 
@@ -58,7 +69,24 @@ type Card struct {
 	// same key there, and nobody else can tell which root it names. It
 	// lets a machine that lost its catalog take its ids back. Optional.
 	RootKey string
+	// Availability is the project's state on its machine: one of
+	// Availabilities ("" reads as present: cards before format 2).
+	Availability string
+	// MovedTo is the id the project moved to on its machine (its index
+	// found under a new root), when it moved.
+	MovedTo string
 	Path    string // only with ProjectionLocalPaths
+}
+
+// Availabilities a card may carry (the catalog's availability states).
+var Availabilities = []string{"present", "missing", "inaccessible", "unknown"}
+
+// MachineTag is the tag every card of machine id carries (format 2).
+func MachineTag(machineID string) string { return machineTagPrefix + machineID }
+
+// OwnTag reports a tag cgcat adds to every card (never a project's tag).
+func OwnTag(t string) bool {
+	return t == CardTag || t == FormatTag || strings.HasPrefix(t, machineTagPrefix)
 }
 
 // EncodeOptions choose the projection.
@@ -130,7 +158,7 @@ func cleanList(in []string, lower, sorted bool) []string {
 		if lower {
 			s = strings.ToLower(s)
 		}
-		if s == "" || seen[s] || (lower && s == CardTag) {
+		if s == "" || seen[s] || (lower && OwnTag(s)) {
 			continue
 		}
 		seen[s] = true
@@ -149,9 +177,12 @@ func cleanList(in []string, lower, sorted bool) []string {
 // it back: text cleaned of control characters and whitespace runs and
 // truncated to the bounds; tags lowercased, de-duplicated and sorted
 // (GBrain keeps tags as a set), without CardTag; packages and keywords
-// de-duplicated in their order. Ids and Path are left alone (Encode checks
-// them).
+// de-duplicated in their order; availability "present" when empty. Ids
+// and Path are left alone (Encode checks them).
 func Normalize(c Card) Card {
+	if c.Availability == "" {
+		c.Availability = "present"
+	}
 	c.Name = cleanText(c.Name, MaxNameLen)
 	c.Description = cleanText(c.Description, MaxDescriptionLen)
 	c.Tags = cleanList(c.Tags, true, true)
@@ -205,6 +236,10 @@ func Encode(c Card, o EncodeOptions) (string, error) {
 		// Quoted: a hex string can read as a number in YAML.
 		w("root_key", yamlQuote(c.RootKey))
 	}
+	w("availability", c.Availability)
+	if c.MovedTo != "" {
+		w("moved_to", c.MovedTo)
+	}
 	if c.Description != "" {
 		w("description", yamlQuote(c.Description))
 	}
@@ -213,7 +248,7 @@ func Encode(c Card, o EncodeOptions) (string, error) {
 	if projection == ProjectionLocalPaths {
 		w("path", yamlQuote(c.Path))
 	}
-	wl("tags", append([]string{CardTag}, c.Tags...))
+	wl("tags", append([]string{CardTag, FormatTag, MachineTag(c.MachineID)}, c.Tags...))
 	b.WriteString("---\n\n")
 
 	b.WriteString("# " + c.Name + "\n\n")
@@ -228,6 +263,12 @@ func Encode(c Card, o EncodeOptions) (string, error) {
 	}
 	if len(c.Tags) > 0 {
 		b.WriteString("Tags: " + strings.Join(c.Tags, ", ") + "\n\n")
+	}
+	if c.MovedTo != "" {
+		b.WriteString("Moved: on its machine this project is now project " + c.MovedTo + ".\n\n")
+	}
+	if c.Availability != "present" {
+		b.WriteString("Availability on its machine: " + c.Availability + ".\n\n")
 	}
 	fmt.Fprintf(&b, "Local CodeGraph project card kept by cgcat: project %s on machine %s. "+
 		"It is a reference, not a path: ask local_codegraph_resolve for the project's current root.\n",
@@ -250,6 +291,12 @@ func checkCard(c Card, projection string) error {
 	}
 	if c.RootKey != "" && !ValidRootKey(c.RootKey) {
 		return bad("root key %q (want 16 to 64 lowercase hex digits)", c.RootKey)
+	}
+	if !slices.Contains(Availabilities, c.Availability) {
+		return bad("availability %q (want one of %s)", c.Availability, strings.Join(Availabilities, ", "))
+	}
+	if c.MovedTo != "" && (!ValidCardID(c.MovedTo) || c.MovedTo == c.ProjectID) {
+		return bad("moved_to %q (want another project id)", c.MovedTo)
 	}
 	switch projection {
 	case ProjectionReferenceOnly:
@@ -368,6 +415,8 @@ func Decode(content string) (Card, error) {
 	projection := str("projection", 32, true)
 	path := str("path", MaxPathLen, false)
 	c.RootKey = str("root_key", 64, false)
+	c.Availability = str("availability", 32, false)
+	c.MovedTo = str("moved_to", 64, false)
 	c.Packages = list("packages", MaxItems)
 	c.Keywords = list("keywords", MaxItems)
 	c.Tags = list("tags", MaxItems+1)
@@ -384,6 +433,12 @@ func Decode(content string) (Card, error) {
 	}
 	if c.RootKey != "" && !ValidRootKey(c.RootKey) {
 		return bad(fmt.Errorf("bad root_key %q", c.RootKey))
+	}
+	if c.Availability != "" && !slices.Contains(Availabilities, c.Availability) {
+		return bad(fmt.Errorf("bad availability %q", c.Availability))
+	}
+	if c.MovedTo != "" && (!ValidCardID(c.MovedTo) || c.MovedTo == c.ProjectID) {
+		return bad(fmt.Errorf("bad moved_to %q", c.MovedTo))
 	}
 	if locator != Locator(c.MachineID, c.ProjectID) {
 		return Card{}, fmt.Errorf("%w: locator %q does not match machine_id %q and project_id %q",

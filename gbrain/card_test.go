@@ -160,8 +160,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"id key", replace("type: project\n", "type: project\nid: x\n"), ErrNotOurCard},
 		{"root key not hex", replace(`root_key: "5d1c0f3a9b7e24681f0e3d2c4b5a6978"`, `root_key: "/home/dev/code"`), ErrCardInvalid},
 		{"other type", replace("type: project\n", "type: person\n"), ErrNotOurCard},
-		{"newer version", replace("card_version: 1\n", "card_version: 2\n"), ErrCardTooNew},
-		{"no version", replace("card_version: 1\n", ""), ErrCardInvalid},
+		{"newer version", replace("card_version: 2\n", "card_version: 3\n"), ErrCardTooNew},
+		{"no version", replace("card_version: 2\n", ""), ErrCardInvalid},
+		{"unknown availability", replace("availability: present\n", "availability: gone\n"), ErrCardInvalid},
+		{"moved to itself", replace("availability: present\n", "availability: missing\nmoved_to: p-7f3a9c\n"), ErrCardInvalid},
+		{"moved to a path", replace("availability: present\n", "availability: missing\nmoved_to: /home/x\n"), ErrCardInvalid},
 		{"revision not a number", replace("record_revision: 7\n", "record_revision: seven\n"), ErrCardInvalid},
 		{"quoted revision", replace("record_revision: 7\n", "record_revision: '7'\n"), ErrCardInvalid},
 		{"negative revision", replace("record_revision: 7\n", "record_revision: -7\n"), ErrCardInvalid},
@@ -220,7 +223,7 @@ func TestDecodeAcceptsVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Card{ProjectID: "p1", MachineID: "m1", Name: "It's a project", Packages: []string{"a", "b, c", "d"},
-		Tags: []string{"z"}, RecordRevision: 3, Path: "/home/u/代码"}
+		Tags: []string{"z"}, RecordRevision: 3, Path: "/home/u/代码", Availability: "present"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("\n got %#v\nwant %#v", got, want)
 	}
@@ -318,4 +321,38 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decode: %v\n%#v\n%#v", err, back, c)
 		}
 	})
+}
+
+// Format 2 carries the project's availability and movedTo, and tags every
+// card with the format and its machine (list_pages enumerates one
+// machine's cards by that tag); none of cgcat's own tags reads back as a
+// project tag, and a format-1 card reads as present.
+func TestCardFormat2(t *testing.T) {
+	c := sampleCard()
+	c.Availability, c.MovedTo = "missing", "p-new1"
+	c.Tags = append(c.Tags, "cgcat-m-someone", FormatTag)
+	s, err := Encode(c, EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"card_version: 2\n", "availability: missing\n", "moved_to: p-new1\n", `  - "` + FormatTag + `"`, `  - "` + MachineTag("m-42b1") + `"`,
+		"now project p-new1", "Availability on its machine: missing"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("card lacks %q:\n%s", want, s)
+		}
+	}
+	got, err := Decode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Availability != "missing" || got.MovedTo != "p-new1" || !reflect.DeepEqual(got.Tags, []string{"payments", "sdk"}) {
+		t.Errorf("decoded %+v", got)
+	}
+	old, err := os.ReadFile("testdata/card_gbrain_reserialised.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1, err := Decode(string(old)); err != nil || v1.Availability != "present" || v1.MovedTo != "" {
+		t.Errorf("a format-1 card: %+v %v", v1, err)
+	}
 }

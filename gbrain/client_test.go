@@ -117,7 +117,7 @@ func TestTypedCalls(t *testing.T) {
 	if page.SourceID != src || page.Type != "project" || page.Title != cd.Name || page.ContentHash == "" {
 		t.Errorf("page %+v", page)
 	}
-	if !reflect.DeepEqual(page.Tags, []string{gbrain.CardTag, "sdk"}) {
+	if !reflect.DeepEqual(page.Tags, []string{gbrain.CardTag, gbrain.FormatTag, gbrain.MachineTag(cd.MachineID), "sdk"}) {
 		t.Errorf("tags %v", page.Tags)
 	}
 	if _, ok := page.Frontmatter["id"]; ok {

@@ -23,6 +23,15 @@ type Card struct {
 	UpdatedAt string `json:"updatedAt,omitempty"`
 	// Edited says a person changed the card after cgcat wrote it.
 	Edited bool `json:"edited,omitempty"`
+	// Availability is the project's state on its machine as the card says
+	// ("" for present: cards of format 1 say nothing); MovedTo the id it
+	// moved to there.
+	Availability string `json:"availability,omitempty"`
+	MovedTo      string `json:"movedTo,omitempty"`
+	// StaleSince is set when the card's machine has been silent (no GBrain
+	// round, no card written) for longer than gbrain.staleMachineDays: the
+	// day it was last heard of. The card stays, marked stale.
+	StaleSince string `json:"staleSince,omitempty"`
 }
 
 // CardLookup asks GBrain itself for the card of a project id the mirror

@@ -62,6 +62,11 @@ func CardOf(rec *local.Project, set Settings) gbrain.Card {
 		Packages:       slices.Clone(m.Packages),
 		Keywords:       append(slices.Clone(m.Keywords), m.Aliases...),
 		RecordRevision: rec.RecordRevision,
+		Availability:   cardAvailability(rec.Availability),
+		MovedTo:        rec.MovedTo,
+	}
+	if c.MovedTo == rec.ID || !gbrain.ValidCardID(c.MovedTo) {
+		c.MovedTo = ""
 	}
 	if set.Projection == gbrain.ProjectionLocalPaths {
 		c.Path = rec.Root
@@ -70,6 +75,14 @@ func CardOf(rec *local.Project, set Settings) gbrain.Card {
 		c.RootKey = set.Identity.RootKey(pathid.Key(rec.Root))
 	}
 	return c
+}
+
+// cardAvailability is the catalog's availability as a card says it.
+func cardAvailability(a local.Availability) string {
+	if slices.Contains(gbrain.Availabilities, string(a)) {
+		return string(a)
+	}
+	return string(local.Unknown)
 }
 
 // encode returns the card's slug, content and its hash.
@@ -121,7 +134,8 @@ func holds(p *gbrain.Page, want gbrain.Card, wantContent string) bool {
 		return false
 	}
 	if got.Name != want.Name || got.Description != want.Description || got.RecordRevision != want.RecordRevision ||
-		got.Path != want.Path || got.RootKey != want.RootKey || !slices.Equal(got.Packages, want.Packages) || !slices.Equal(got.Keywords, want.Keywords) {
+		got.Path != want.Path || got.RootKey != want.RootKey || got.Availability != want.Availability || got.MovedTo != want.MovedTo ||
+		!slices.Equal(got.Packages, want.Packages) || !slices.Equal(got.Keywords, want.Keywords) {
 		return false
 	}
 	for _, t := range want.Tags {

@@ -278,7 +278,18 @@ func localCard(slug string, c gbrain.Card) *local.Card {
 		Keywords:       c.Keywords,
 		RecordRevision: c.RecordRevision,
 		RootKey:        c.RootKey,
+		Availability:   mirrorAvailability(c.Availability),
+		MovedTo:        c.MovedTo,
 	}
+}
+
+// mirrorAvailability keeps a card's availability in the mirror ("" for
+// present: most cards).
+func mirrorAvailability(a string) string {
+	if a == string(local.Present) {
+		return ""
+	}
+	return a
 }
 
 // judge decodes a page under our prefix for the mirror, and says whether a
@@ -383,12 +394,18 @@ func lenientCard(slug, id string, page *gbrain.Page) *local.Card {
 		c.Description = firstParagraph(page.CompiledTruth)
 	}
 	for _, t := range page.Tags {
-		if t != gbrain.CardTag {
+		if !gbrain.OwnTag(t) {
 			c.Tags = append(c.Tags, t)
 		}
 	}
 	if rk := s("root_key"); gbrain.ValidRootKey(rk) {
 		c.RootKey = rk
+	}
+	if a := s("availability"); slices.Contains(gbrain.Availabilities, a) {
+		c.Availability = a
+	}
+	if to := s("moved_to"); store.ValidProjectID(to) && to != id {
+		c.MovedTo = to
 	}
 	if f, ok := fm["record_revision"].(float64); ok && f >= 0 && f == float64(uint64(f)) {
 		c.RecordRevision = uint64(f)

@@ -186,7 +186,9 @@ func (tx *Tx) PutProject(p *local.Project) error {
 	if p.DBID != "" {
 		tx.put(prefixDBID+p.DBID+"/"+p.ID, nil)
 	}
-	if old == nil || p.RecordRevision > old.RecordRevision {
+	// A card carries the stable metadata, the availability and movedTo
+	// (what other machines see of a move): a change of any queues it.
+	if old == nil || p.RecordRevision > old.RecordRevision || old.Availability != p.Availability || old.MovedTo != p.MovedTo {
 		tx.EnqueueCard(p.ID, p.RecordRevision, false)
 	}
 	tx.noteRecord(p)
