@@ -42,7 +42,7 @@ func BenchmarkFirstSync(b *testing.B) {
 		if err != nil || rep.Written != n {
 			b.Fatalf("drain: %v %+v", err, rep)
 		}
-		net += p.netTime
+		net += time.Duration(p.netTime.Load())
 		g, pu := e.calls()
 		cards, gets, puts = cards+n, gets+g, puts+pu
 		p.Release()

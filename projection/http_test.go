@@ -58,10 +58,10 @@ func TestSyncOverHTTPOutlivesItsToken(t *testing.T) {
 	const n = 12
 	e := newEnv(t, n)
 	e.overHTTP(gbraintest.HTTPOptions{TokenTTL: 4}, testSource)
-	// 100 ms a call: 12 cards x 3 calls take about 4 s, beyond the
-	// renewal of a 4 s token (2.2 s into its life; GBrain's whole-second
-	// expiry leaves it at least 3 s).
-	e.fake.SetControl(t, gbraintest.Control{DelayMs: 100})
+	// 800 ms a call: 12 cards, 8 at a time, x 3 calls take about 4.8 s,
+	// beyond the renewal of a 4 s token (2.2 s into its life; GBrain's
+	// whole-second expiry leaves it at least 3 s).
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 800})
 	start := time.Now()
 	rep := e.drain(e.projector())
 	if rep.Written != n {
@@ -86,6 +86,7 @@ func TestSyncOverHTTPRefusedMidSync(t *testing.T) {
 	e := newEnv(t, n)
 	e.overHTTP(gbraintest.HTTPOptions{}, testSource)
 	p := e.projector()
+	p.InFlight = 1 // the refusals below land between cards
 	p.Progress = func(pr Progress) {
 		switch pr.Done {
 		case 2:

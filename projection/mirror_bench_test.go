@@ -73,13 +73,13 @@ func BenchmarkMirrorRefresh(b *testing.B) {
 					}
 				}
 				before := e.conn.Calls()
-				net0 := p.netTime
+				net0 := time.Duration(p.netTime.Load())
 				b.StartTimer()
 				start := time.Now()
 				rep, err := p.RefreshMirror(e.ctx, MirrorOptions{})
 				took += time.Since(start)
 				b.StopTimer()
-				net += p.netTime - net0
+				net += time.Duration(p.netTime.Load()) - net0
 				if err != nil || rep.Read != changed || rep.Written != changed {
 					b.Fatalf("refresh: %v %+v", err, rep)
 				}

@@ -2,11 +2,10 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
@@ -48,6 +47,20 @@ type Report struct {
 	Retracted int `json:"retracted"`
 	// Remaining is the outbox depth when the drain ended.
 	Remaining int `json:"remaining"`
+	// Calls counts the GBrain calls the drain made; CardsPerSecond is the
+	// cards written, adopted or retracted per second of Duration.
+	Calls          int     `json:"calls"`
+	CardsPerSecond float64 `json:"cardsPerSecond,omitempty"`
+	Duration       string  `json:"duration,omitempty"`
+}
+
+// callTotal is how many GBrain calls went through the connection so far.
+func (p *Projector) callTotal() int {
+	n := 0
+	for _, v := range p.conn.Calls() {
+		n += v
+	}
+	return n
 }
 
 func (r *Report) add(o Outcome) {
@@ -119,11 +132,17 @@ type Projector struct {
 	BatchSize  int
 	BatchDelay time.Duration
 
+	// InFlight bounds the cards projected at once (zero: 8): each is still
+	// read, checked, written and read back in turn, and two never share a
+	// slug (the outbox holds one row per project).
+	InFlight int
+
+	stageMu     sync.Mutex
 	staged      []func(tx *store.Tx) error
 	stagedSince time.Time
 
-	// netTime is the time spent inside GBrain calls (benchmarks).
-	netTime time.Duration
+	// netTime is the time spent inside GBrain calls, in ns (benchmarks).
+	netTime atomic.Int64
 
 	// listHook runs before every list_pages call (tests: pages shifting);
 	// listLimit replaces the page size of list_pages (tests: many pages
@@ -134,6 +153,8 @@ type Projector struct {
 
 // stage adds the outcome of one row to the next batch.
 func (p *Projector) stage(fn func(tx *store.Tx) error) {
+	p.stageMu.Lock()
+	defer p.stageMu.Unlock()
 	if len(p.staged) == 0 {
 		p.stagedSince = time.Now()
 	}
@@ -142,8 +163,10 @@ func (p *Projector) stage(fn func(tx *store.Tx) error) {
 
 // flush commits the staged outcomes in one fenced batch.
 func (p *Projector) flush(ctx context.Context, extra ...func(tx *store.Tx) error) error {
+	p.stageMu.Lock()
 	ops := append(p.staged, extra...)
 	p.staged = nil
+	p.stageMu.Unlock()
 	if len(ops) == 0 {
 		return nil
 	}
@@ -165,6 +188,8 @@ func (p *Projector) flushDue() bool {
 	if delay <= 0 {
 		delay = time.Second
 	}
+	p.stageMu.Lock()
+	defer p.stageMu.Unlock()
 	return len(p.staged) >= size || (len(p.staged) > 0 && time.Since(p.stagedSince) >= delay)
 }
 
@@ -269,78 +294,6 @@ func (p *Projector) commit(ctx context.Context, fn func(tx *store.Tx) error) err
 		}
 		return fn(tx)
 	})
-}
-
-// Drain projects every pending row, then the rows that arrived meanwhile.
-// It stops early (rows stay in the outbox, nothing is lost) when GBrain is
-// unreachable after the retry budget, when GBrain refuses something that is
-// not about one card, when the lease is lost, or when ctx ends.
-func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
-	if !p.Holding() {
-		return rep, ErrNoLease
-	}
-	p.staged = nil
-	start := time.Now()
-	defer func() {
-		var last []func(tx *store.Tx) error
-		if rep.Rows > 0 {
-			sr := SyncRecord{At: time.Now().UTC(), PID: os.Getpid(), Report: rep, Duration: time.Since(start).Round(time.Millisecond).String()}
-			v, _ := json.Marshal(sr)
-			last = append(last, func(tx *store.Tx) error { tx.Put(keyLastSync, v); return nil })
-		}
-		if ferr := p.flush(ctx, last...); ferr != nil && err == nil {
-			err = ferr
-		}
-		rep.Remaining = p.depth(ctx)
-	}()
-	tried := map[string]outbox.Row{}
-	total := 0
-	for {
-		if err := p.flush(ctx); err != nil {
-			return rep, err
-		}
-		items, err := p.load(ctx)
-		if err != nil {
-			return rep, err
-		}
-		var todo []item
-		for _, it := range items {
-			if prev, ok := tried[it.row.ProjectID]; ok && prev.Seq == it.row.Seq && prev.RecordRevision == it.row.RecordRevision && prev.Enqueued.Equal(it.row.Enqueued) {
-				continue
-			}
-			todo = append(todo, it)
-		}
-		if len(todo) == 0 {
-			return rep, nil
-		}
-		total += len(todo)
-		for _, it := range todo {
-			if err := ctx.Err(); err != nil {
-				return rep, err
-			}
-			if !p.Holding() {
-				return rep, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
-			}
-			tried[it.row.ProjectID] = it.row
-			out, _, err := p.projectOne(ctx, it, false)
-			if err != nil {
-				if ctx.Err() == nil && !errors.Is(err, store.ErrFenced) {
-					row := it.row
-					p.stage(func(tx *store.Tx) error { return outbox.Retry(tx, row, err) })
-				}
-				return rep, err
-			}
-			rep.add(out)
-			if p.flushDue() {
-				if err := p.flush(ctx); err != nil {
-					return rep, err
-				}
-			}
-			if p.Progress != nil {
-				p.Progress(Progress{Done: rep.Rows, Total: total, ProjectID: it.row.ProjectID, Outcome: out, Report: rep})
-			}
-		}
-	}
 }
 
 func (p *Projector) depth(ctx context.Context) int {

@@ -28,7 +28,7 @@ func (p *Projector) retry(ctx context.Context, op func(c gbrain.Brain) error) er
 		if err == nil {
 			start := time.Now()
 			err = op(c)
-			p.netTime += time.Since(start)
+			p.netTime.Add(int64(time.Since(start)))
 		}
 		if err == nil || gbrain.IsTransient(err) {
 			return err
