@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Page is a get_page answer. Content is GBrain's re-serialised markdown, not
@@ -80,6 +81,10 @@ type ListOptions struct {
 	Sort   string // SortSlug, SortUpdatedDesc, SortUpdatedAsc, SortCreatedDesc
 	Limit  int    // 1..MaxListLimit; 0 = GBrain's default (50)
 	Offset int
+	// UpdatedAfter keeps pages whose updated_at is strictly later (an ISO
+	// date-time as GBrain answers it; GBrain compares at µs, its answers
+	// show ms). A soft delete does not move updated_at.
+	UpdatedAfter Timestamp
 }
 
 // list_pages sort orders and page size bound.
@@ -284,6 +289,12 @@ func (c *Client) ListPages(ctx context.Context, o ListOptions) ([]PageRef, error
 	}
 	if o.Offset > 0 {
 		args["offset"] = o.Offset
+	}
+	if o.UpdatedAfter != "" {
+		if _, err := time.Parse(time.RFC3339Nano, string(o.UpdatedAfter)); err != nil {
+			return nil, &CallError{Tool: tool, Class: Definite, Err: fmt.Errorf("%w: updated_after %q is not an ISO date-time", ErrInvalidArgument, o.UpdatedAfter)}
+		}
+		args["updated_after"] = string(o.UpdatedAfter)
 	}
 	var refs []PageRef
 	if err := c.call(ctx, tool, args, false, &refs); err != nil {

@@ -21,6 +21,9 @@ type Settings struct {
 	// Identity keys the cards' root_key (store.Identity.RootKey); without a
 	// secret cards carry none.
 	Identity store.Identity
+	// StaleMachineDays: cards of a machine silent longer are marked stale
+	// (gbrain.staleMachineDays; 0 never).
+	StaleMachineDays int
 }
 
 // SettingsFrom takes the settings from a config and a store.
@@ -30,11 +33,12 @@ func SettingsFrom(cfg *config.Config, st *store.Store) Settings {
 		proj = gbrain.ProjectionLocalPaths
 	}
 	return Settings{
-		SlugPrefix:     cfg.GBrain.SlugPrefix,
-		Projection:     proj,
-		MachineID:      st.MachineID(),
-		SemanticSearch: cfg.GBrain.SemanticSearch,
-		Identity:       st.Identity(),
+		SlugPrefix:       cfg.GBrain.SlugPrefix,
+		Projection:       proj,
+		MachineID:        st.MachineID(),
+		SemanticSearch:   cfg.GBrain.SemanticSearch,
+		Identity:         st.Identity(),
+		StaleMachineDays: cfg.GBrain.StaleMachineDays,
 	}
 }
 

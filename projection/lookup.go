@@ -111,25 +111,25 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 	return lc, nil
 }
 
-// PrimeMirror refreshes the mirror of a fresh store (no record yet: a first
-// run, or a catalog that was lost) before discovery mints ids, so that this
-// machine's cards give their ids back. It is bounded by budget; it does
-// nothing when the store has records, GBrain is off, or another process
-// holds the projector lease (that process refreshes the mirror itself). A
-// nil report with a nil error means it had nothing to do.
-func PrimeMirror(ctx context.Context, cfg *config.Config, st *store.Store, log *slog.Logger, budget time.Duration) (*MirrorReport, error) {
+// PrimeMirror takes a lost catalog's ids back before the first scan of a
+// store that binds no project yet (a first run, or a catalog or whole data
+// dir that was lost): this machine's GBrain cards are read, however long it
+// takes (progress hears of each), so the scan binds their old ids. When
+// another process holds the projector lease, it waits for that process to
+// do it. When GBrain cannot be reached, the state says the ids the scan
+// binds are pending (no card is written until they are settled) and the
+// error says why. It does nothing (nil, nil) when GBrain is off, the store
+// binds projects, or the ids were taken back already.
+func PrimeMirror(ctx context.Context, cfg *config.Config, st *store.Store, log *slog.Logger, progress func(done, total int)) (*Recovery, error) {
 	if cfg == nil || !cfg.GBrain.Enabled {
 		return nil, nil
 	}
-	fresh := false
-	if err := st.View(ctx, func(r *store.Reader) error {
-		fresh = true
-		return r.Projects(func(*local.Project) error { fresh = false; return errStop })
-	}); err != nil && !errors.Is(err, errStop) {
+	rs, err := ReadRecovery(ctx, st)
+	if err != nil || rs.Done {
 		return nil, err
 	}
-	if !fresh {
-		return nil, nil
+	if empty, err := storeEmpty(ctx, st); err != nil || !empty {
+		return nil, err
 	}
 	conn, err := NewConn(cfg, log)
 	if err != nil {
@@ -137,18 +137,45 @@ func PrimeMirror(ctx context.Context, cfg *config.Config, st *store.Store, log *
 	}
 	defer conn.Close()
 	p := NewProjector(st, catalog.PolicyFrom(cfg), SettingsFrom(cfg, st), conn, log)
-	if err := p.TryAcquire(ctx); err != nil {
-		if errors.Is(err, lease.ErrHeld) {
-			return nil, nil
-		}
+	return p.prime(ctx, progress)
+}
+
+// prime is PrimeMirror with this projector.
+func (p *Projector) prime(ctx context.Context, progress func(done, total int)) (*Recovery, error) {
+	if err := p.TryAcquire(ctx); errors.Is(err, lease.ErrHeld) {
+		return p.awaitRecovery(ctx)
+	} else if err != nil {
 		return nil, err
 	}
 	defer p.Release()
-	ctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	if _, err := conn.Client(ctx); err != nil {
-		return nil, err
+	if _, err := p.conn.Client(ctx); err != nil {
+		_ = MarkFresh(ctx, p.st, err)
+		rs, _ := ReadRecovery(ctx, p.st)
+		return rs, err
 	}
-	rep, err := p.RefreshMirror(ctx, MirrorOptions{Budget: budget / 2})
-	return &rep, err
+	return p.Recover(ctx, progress)
+}
+
+// awaitRecovery waits while the process holding the projector lease takes
+// the ids back, until the state says the cards were read or could not be.
+func (p *Projector) awaitRecovery(ctx context.Context) (*Recovery, error) {
+	for {
+		rs, err := ReadRecovery(ctx, p.st)
+		switch {
+		case err != nil:
+			return nil, err
+		case rs.Done:
+			return rs, nil
+		case rs.Fresh && rs.Err != "":
+			return rs, errors.New(rs.Err)
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return rs, ctx.Err()
+		}
+		if err := p.TryAcquire(ctx); err == nil {
+			// The holder went away before it was done: do it here.
+			p.Release()
+			return p.prime(ctx, nil)
+		}
+	}
 }

@@ -18,10 +18,14 @@ import (
 // The mirror: the lease holder keeps a copy of the searchable fields of
 // every card under slugPrefix in expectedSource (this machine's, other
 // machines', and cards people edited) in the store (mirror/<slug>), so that
-// search and resolve answer from it locally. It is refreshed incrementally:
-// list_pages by our tag (cheap, 100 rows a call), then get_page only for the
-// pages whose updated_at moved since they were mirrored. A card is a claim:
-// the mirror never holds a path, and nothing in it binds an id to a root.
+// search and resolve answer from it locally. A refresh costs what changed:
+// list_pages of the cards (and machine pages) updated since the newest one
+// mirrored, then get_page only for pages whose updated_at moved. Now and
+// then (FullEvery) a full listing finds the pages deleted meanwhile (a soft
+// delete does not move updated_at), marks the cards of silent machines
+// stale, and derives every row again after a card format change. A card is
+// a claim: the mirror never holds a path, and nothing in it binds an id to
+// a root.
 
 // MirrorOptions bound one refresh. Zero fields take the defaults.
 type MirrorOptions struct {
@@ -31,11 +35,18 @@ type MirrorOptions struct {
 	// Budget bounds the time spent reading pages (zero: no bound); the
 	// listing itself always completes.
 	Budget time.Duration
+	// Full lists every card (deletions, stale machines); FullEvery is how
+	// often a refresh is full anyway (zero: 1 h).
+	Full      bool
+	FullEvery time.Duration
 }
 
 // MirrorReport says what one refresh did.
 type MirrorReport struct {
 	At time.Time `json:"at"`
+	// Full: every card was listed (else only those changed since the last
+	// refresh).
+	Full bool `json:"full,omitempty"`
 	// Listed is how many cards under our prefix list_pages showed.
 	Listed int `json:"listed"`
 	// Kept were mirrored already with the same updated_at: no read.
@@ -47,13 +58,21 @@ type MirrorReport struct {
 	// Read counts get_page calls; Written the mirror rows written.
 	Read    int `json:"read"`
 	Written int `json:"written"`
-	// Deleted are mirror rows of pages gone from GBrain.
+	// Deleted are mirror rows of pages gone from GBrain (or of retired
+	// machines).
 	Deleted int `json:"deleted"`
 	// Edited are cards (written now) whose content is not what cgcat wrote.
 	Edited int `json:"edited"`
 	// Undecodable are pages under our prefix that name no project and
 	// machine cgcat can tell (not mirrored).
 	Undecodable int `json:"undecodable"`
+	// Machines counts machine pages read; Retired the machines retired
+	// (their cards are left out), Stale the machines silent too long.
+	Machines int `json:"machines,omitempty"`
+	Retired  int `json:"retired,omitempty"`
+	Stale    int `json:"stale,omitempty"`
+	// Calls is how many GBrain calls the refresh made.
+	Calls int `json:"calls"`
 	// Partial: the read bound was hit; the rest is read next time.
 	Partial bool `json:"partial,omitempty"`
 	// Shifted: the listing kept moving; pages not seen were kept (only a
@@ -64,40 +83,180 @@ type MirrorReport struct {
 }
 
 const (
-	keyMirror       = "projmeta/mirror"      // MirrorReport of the last refresh
-	keyUndecodable  = "projmeta/undecodable" // slug → updated_at of pages under our prefix that are no card
-	maxUndecodables = 10000                  // remembered at most (beyond: read again)
+	keyMirror        = "projmeta/mirror"      // MirrorReport of the last refresh
+	keyMirrorMark    = "projmeta/mirrorMark"  // mirrorMark
+	keyMachines      = "projmeta/machines"    // machine id → MachineInfo
+	keyUndecodable   = "projmeta/undecodable" // slug → updated_at of pages under our prefix that are no card
+	maxUndecodables  = 10000                  // remembered at most (beyond: read again)
+	defaultFullEvery = time.Hour
 )
 
-// RefreshMirror brings the mirror up to date with GBrain: one listing, the
-// reads of changed pages (bounded by o), and one fenced store batch. It
-// needs the projector lease: the mirror has one writer, like the cards.
-func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorReport, error) {
-	rep := MirrorReport{At: time.Now().UTC()}
-	start := time.Now()
-	defer func() { rep.Duration = time.Since(start).Round(time.Millisecond).String() }()
-	if !p.Holding() {
-		return rep, ErrNoLease
-	}
-	refs, rescans, shifted, err := p.listCards(ctx)
-	if err != nil {
-		return rep, err
-	}
-	rep.Rescans, rep.Shifted = rescans, shifted
-	prefix := p.set.SlugPrefix + "/"
+// mirrorMark is where the last refresh left off.
+type mirrorMark struct {
+	// Since and MachSince are the newest updated_at mirrored, of cards and
+	// of machine pages (GBrain's clock).
+	Since     time.Time `json:"since"`
+	MachSince time.Time `json:"machSince"`
+	// LastFull is when the last complete full listing ended (this clock).
+	LastFull time.Time `json:"lastFull"`
+	// Format is the card format (gbrain.CardVersion) the rows were derived
+	// with: another one derives every row again.
+	Format int `json:"format"`
+}
 
-	// What the store knows: the mirror, and this machine's writes.
-	mirror := map[string]*local.Card{}
-	undecodable := map[string]string{} // as of the last refresh
-	retracting := map[string]bool{}    // slugs of own cards queued for retraction
-	states := map[string]*State{}      // by slug
-	fromRecord := map[string]*local.Card{}
-	err = p.st.View(ctx, func(r *store.Reader) error {
-		if err := r.Cards(func(c *local.Card) error { mirror[c.Slug] = c; return nil }); err != nil {
+// MachineInfo is what the mirror knows of a machine from its page.
+type MachineInfo struct {
+	Heartbeat string `json:"heartbeat,omitempty"`
+	RetiredBy string `json:"retiredBy,omitempty"`
+	RetiredAt string `json:"retiredAt,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
+	// StaleSince: silent since that day, longer than staleMachineDays.
+	StaleSince string `json:"staleSince,omitempty"`
+}
+
+// mirrorRound is one refresh in progress.
+type mirrorRound struct {
+	p        *Projector
+	o        MirrorOptions
+	rep      MirrorReport
+	mark     mirrorMark
+	full     bool
+	rederive bool
+	refs     map[string]gbrain.PageRef // cards listed
+	machRefs map[string]gbrain.PageRef // machine pages listed
+	newest   time.Time                 // newest card updated_at listed
+	machNew  time.Time
+
+	// From the store.
+	mirror      map[string]*local.Card // rows of the listed slugs (every row on a full refresh)
+	undecodable map[string]string
+	retracting  map[string]bool
+	states      map[string]*State
+	fromRecord  map[string]*local.Card
+	machines    map[string]MachineInfo
+	changed     map[string]bool // machines whose state the pages changed now
+
+	puts    map[string]*local.Card
+	dels    map[string]bool
+	stillUn map[string]string
+	ferr    error // GBrain failed mid-way: keep what was read, delete nothing
+}
+
+// RefreshMirror brings the mirror up to date with GBrain: the listings,
+// the reads of changed pages (bounded by o), and one fenced store batch.
+// It needs the projector lease: the mirror has one writer, like the cards.
+func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorReport, error) {
+	m := &mirrorRound{p: p, o: o, rep: MirrorReport{At: time.Now().UTC()}}
+	start, calls0 := time.Now(), p.callTotal()
+	err := m.run(ctx)
+	m.rep.Duration = time.Since(start).Round(time.Millisecond).String()
+	m.rep.Calls = p.callTotal() - calls0
+	return m.rep, err
+}
+
+func (m *mirrorRound) run(ctx context.Context) error {
+	p := m.p
+	if !p.Holding() {
+		return ErrNoLease
+	}
+	if err := m.list(ctx); err != nil {
+		return err
+	}
+	if err := m.load(ctx); err != nil {
+		return err
+	}
+	m.readMachines(ctx)
+	m.readCards(ctx)
+	if m.full && m.ferr == nil && !m.rep.Shifted {
+		for slug := range m.mirror {
+			if _, listed := m.refs[slug]; !listed {
+				m.dels[slug] = true
+			}
+		}
+	}
+	if err := m.applyMachines(ctx, time.Now()); err != nil {
+		return err
+	}
+	err := m.commit(ctx)
+	if m.ferr != nil {
+		m.rep.Partial = true
+		return m.ferr
+	}
+	return err
+}
+
+// list runs the listings: full, or of what changed since the mark.
+func (m *mirrorRound) list(ctx context.Context) error {
+	p := m.p
+	if err := p.st.View(ctx, func(r *store.Reader) error {
+		if v, ok, _ := r.Get(keyMirrorMark); ok {
+			_ = json.Unmarshal(v, &m.mark)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	every := m.o.FullEvery
+	if every <= 0 {
+		every = defaultFullEvery
+	}
+	m.rederive = m.mark.Format != gbrain.CardVersion
+	m.full = m.o.Full || m.rederive || m.mark.LastFull.IsZero() || time.Since(m.mark.LastFull) >= every
+	m.rep.Full = m.full
+	var err error
+	if m.full {
+		if m.refs, m.rep.Rescans, m.rep.Shifted, err = p.listCards(ctx); err != nil {
 			return err
 		}
+		if m.machRefs, _, _, err = p.listTagged(ctx, gbrain.MachinePageTag); err != nil {
+			return err
+		}
+		for _, r := range m.refs {
+			if t, err := time.Parse(time.RFC3339Nano, string(r.UpdatedAt)); err == nil && t.After(m.newest) {
+				m.newest = t
+			}
+		}
+		for _, r := range m.machRefs {
+			if t, err := time.Parse(time.RFC3339Nano, string(r.UpdatedAt)); err == nil && t.After(m.machNew) {
+				m.machNew = t
+			}
+		}
+		return nil
+	}
+	if m.refs, m.newest, err = p.listSince(ctx, gbrain.CardTag, m.mark.Since); err != nil {
+		return err
+	}
+	m.machRefs, m.machNew, err = p.listSince(ctx, gbrain.MachinePageTag, m.mark.MachSince)
+	return err
+}
+
+// load reads what the store knows of the listed pages: their mirror rows
+// (every row on a full refresh), this machine's writes, the cards being
+// taken back, and the machines.
+func (m *mirrorRound) load(ctx context.Context) error {
+	p := m.p
+	prefix := p.set.SlugPrefix + "/"
+	m.mirror, m.undecodable, m.retracting = map[string]*local.Card{}, map[string]string{}, map[string]bool{}
+	m.states, m.fromRecord, m.machines = map[string]*State{}, map[string]*local.Card{}, map[string]MachineInfo{}
+	m.puts, m.dels, m.stillUn = map[string]*local.Card{}, map[string]bool{}, map[string]string{}
+	m.changed = map[string]bool{}
+	return p.st.View(ctx, func(r *store.Reader) error {
+		if m.full {
+			if err := r.Cards(func(c *local.Card) error { m.mirror[c.Slug] = c; return nil }); err != nil {
+				return err
+			}
+		} else {
+			for slug := range m.refs {
+				if c, err := r.Card(slug); err == nil && c != nil {
+					m.mirror[slug] = c
+				}
+			}
+		}
 		if v, ok, _ := r.Get(keyUndecodable); ok {
-			_ = json.Unmarshal(v, &undecodable)
+			_ = json.Unmarshal(v, &m.undecodable)
+		}
+		if v, ok, _ := r.Get(keyMachines); ok {
+			_ = json.Unmarshal(v, &m.machines)
 		}
 		// This machine's cards being taken back (forgotten, hidden) stay
 		// out of the mirror meanwhile: nothing may resolve or reclaim them.
@@ -105,333 +264,224 @@ func (p *Projector) RefreshMirror(ctx context.Context, o MirrorOptions) (MirrorR
 		for _, row := range rows {
 			if row.Retract {
 				if slug, err := gbrain.CardSlug(p.set.SlugPrefix, row.ProjectID); err == nil {
-					retracting[slug] = true
+					m.retracting[slug] = true
 				}
 			}
 		}
-		if err := r.Scan(prefixState, func(k string, v []byte) bool {
-			var s State
-			if json.Unmarshal(v, &s) == nil && s.Slug != "" {
-				states[s.Slug] = &s
-			}
-			return true
-		}); err != nil {
-			return err
-		}
-		// This machine's cards that are, as far as the recorded hashes and
-		// updated_at tell, exactly what cgcat wrote for the record as it is:
-		// no read needed.
-		for slug, ref := range refs {
-			st := states[slug]
-			if m := mirror[slug]; m != nil && m.UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "" {
-				continue
-			}
-			if st == nil || st.PageHash == 0 || st.Conflict != nil || st.PageUpdatedAt == "" || st.PageUpdatedAt != string(ref.UpdatedAt) {
-				continue
-			}
+		for slug, ref := range m.refs {
 			id, ok := strings.CutPrefix(slug, prefix)
 			if !ok || !store.ValidProjectID(id) {
 				continue
 			}
-			rec, err := r.Project(id)
-			if err != nil || rec == nil {
-				continue
+			st, err := readState(r, id)
+			if err != nil {
+				return err
 			}
-			card, s, content, err := encode(rec, p.set)
-			if err != nil || s != slug || gbrain.ContentHash(content) != st.CardHash {
-				continue
+			if st != nil && st.Slug == slug {
+				m.states[slug] = st
 			}
-			lc := localCard(slug, card)
-			lc.UpdatedAt = string(ref.UpdatedAt)
-			fromRecord[slug] = lc
+			if lc := m.ownFromRecord(r, slug, id, ref, st); lc != nil {
+				m.fromRecord[slug] = lc
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		return rep, err
-	}
+}
 
-	var puts []*local.Card
-	var dels []string
-	stillUndecodable := map[string]string{}
-	var ferr error // GBrain failed mid-way: keep what was read, delete nothing
-	readStart := time.Now()
-	slugs := make([]string, 0, len(refs))
-	for slug := range refs {
-		slugs = append(slugs, slug)
+// ownFromRecord is this machine's card rebuilt from its record when, as
+// far as the recorded hashes and updated_at tell, the page is exactly what
+// cgcat wrote for the record as it is: no read needed.
+func (m *mirrorRound) ownFromRecord(r *store.Reader, slug, id string, ref gbrain.PageRef, st *State) *local.Card {
+	if row := m.mirror[slug]; row != nil && row.UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "" && !m.rederive {
+		return nil
 	}
-	slices.Sort(slugs)
-	for _, slug := range slugs {
-		ref := refs[slug]
-		if !strings.HasPrefix(slug, prefix) {
+	if st == nil || st.PageHash == 0 || st.Conflict != nil || st.PageUpdatedAt == "" || st.PageUpdatedAt != string(ref.UpdatedAt) {
+		return nil
+	}
+	rec, err := r.Project(id)
+	if err != nil || rec == nil {
+		return nil
+	}
+	card, s, content, err := encode(rec, m.p.set)
+	if err != nil || s != slug || gbrain.ContentHash(content) != st.CardHash {
+		return nil
+	}
+	lc := localCard(slug, card)
+	lc.UpdatedAt = string(ref.UpdatedAt)
+	return lc
+}
+
+// readMachines reads the machine pages whose updated_at moved.
+func (m *mirrorRound) readMachines(ctx context.Context) {
+	p := m.p
+	for slug, ref := range m.machRefs {
+		id, ok := gbrain.MachineOfSlug(p.set.SlugPrefix, slug)
+		if !ok || (m.machines[id].UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "") {
 			continue
 		}
-		rep.Listed++
-		if retracting[slug] {
-			// Not mirrored while its retraction is pending (a person's
-			// edited copy stays as it was).
-			if m := mirror[slug]; m != nil && !m.Edited {
-				dels = append(dels, slug)
+		page, err := p.read(ctx, slug)
+		if err != nil {
+			if !gbrain.IsDefinite(err) {
+				m.ferr = err
+				return
 			}
 			continue
 		}
-		if m := mirror[slug]; m != nil && m.UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "" {
-			rep.Kept++
+		m.rep.Machines++
+		if page == nil {
 			continue
 		}
-		if lc := fromRecord[slug]; lc != nil {
-			rep.FromRecord++
-			puts = append(puts, lc)
+		mp, err := gbrain.DecodeMachine(page.Content)
+		if err != nil || mp.MachineID != id {
 			continue
 		}
-		if at, ok := undecodable[slug]; ok && at == string(ref.UpdatedAt) && at != "" {
-			rep.Undecodable++
-			stillUndecodable[slug] = at
+		old := m.machines[id]
+		if old.RetiredBy != mp.RetiredBy || old.StaleSince != "" {
+			m.changed[id] = true // retired, back, or heard of again
+		}
+		m.machines[id] = MachineInfo{Heartbeat: mp.Heartbeat, RetiredBy: mp.RetiredBy, RetiredAt: mp.RetiredAt, UpdatedAt: string(page.UpdatedAt), StaleSince: old.StaleSince}
+	}
+}
+
+// readCards reads the listed cards that changed, and judges them.
+func (m *mirrorRound) readCards(ctx context.Context) {
+	p := m.p
+	prefix := p.set.SlugPrefix + "/"
+	slugs := make([]string, 0, len(m.refs))
+	for slug := range m.refs {
+		slugs = append(slugs, slug)
+	}
+	slices.Sort(slugs)
+	readStart := time.Now()
+	for _, slug := range slugs {
+		ref := m.refs[slug]
+		if !strings.HasPrefix(slug, prefix) {
 			continue
 		}
-		if (o.MaxReads > 0 && rep.Read >= o.MaxReads) || (o.Budget > 0 && time.Since(readStart) > o.Budget) {
-			rep.Partial = true
+		m.rep.Listed++
+		row := m.mirror[slug]
+		switch {
+		case m.retracting[slug]:
+			// Not mirrored while its retraction is pending (a person's
+			// edited copy stays as it was).
+			if row != nil && !row.Edited {
+				m.dels[slug] = true
+			}
+			continue
+		case row != nil && row.UpdatedAt == string(ref.UpdatedAt) && ref.UpdatedAt != "" && !m.rederive:
+			m.rep.Kept++
+			continue
+		case m.fromRecord[slug] != nil:
+			m.rep.FromRecord++
+			m.puts[slug] = m.fromRecord[slug]
+			continue
+		}
+		if at, ok := m.undecodable[slug]; ok && at == string(ref.UpdatedAt) && at != "" {
+			m.rep.Undecodable++
+			m.stillUn[slug] = at
+			continue
+		}
+		if (m.o.MaxReads > 0 && m.rep.Read >= m.o.MaxReads) || (m.o.Budget > 0 && time.Since(readStart) > m.o.Budget) {
+			m.rep.Partial = true
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			ferr = err
-			break
+			m.ferr = err
+			return
 		}
-		rep.Read++
+		m.rep.Read++
 		page, err := p.read(ctx, slug)
 		if err != nil {
 			if gbrain.IsDefinite(err) && !errors.Is(err, gbrain.ErrNotConnected) {
 				// This one page cannot be read as a card of our source
 				// (foreign source, garbage): not mirrored.
-				rep.Undecodable++
-				if mirror[slug] != nil {
-					dels = append(dels, slug)
+				m.rep.Undecodable++
+				if row != nil {
+					m.dels[slug] = true
 				}
 				continue
 			}
-			ferr = err
-			break
+			m.ferr = err
+			return
 		}
-		if page == nil { // deleted between the listing and the read
-			if mirror[slug] != nil {
-				dels = append(dels, slug)
-			}
-			continue
-		}
-		lc, ok := p.judge(slug, page, states[slug])
-		if !ok {
-			rep.Undecodable++
-			if len(stillUndecodable) < maxUndecodables {
-				stillUndecodable[slug] = string(page.UpdatedAt)
-			}
-			if mirror[slug] != nil {
-				dels = append(dels, slug)
-			}
-			continue
-		}
-		if lc.Edited {
-			rep.Edited++
-		}
-		puts = append(puts, lc)
+		m.take(slug, page, row)
 	}
-	if !shifted && ferr == nil {
-		for slug := range mirror {
-			if _, listed := refs[slug]; !listed || !strings.HasPrefix(slug, prefix) {
-				dels = append(dels, slug)
+}
+
+// take mirrors one page that was read.
+func (m *mirrorRound) take(slug string, page *gbrain.Page, row *local.Card) {
+	if page == nil { // deleted between the listing and the read
+		if row != nil {
+			m.dels[slug] = true
+		}
+		return
+	}
+	lc, ok := m.p.judge(slug, page, m.states[slug])
+	if !ok {
+		m.rep.Undecodable++
+		if len(m.stillUn) < maxUndecodables {
+			m.stillUn[slug] = string(page.UpdatedAt)
+		}
+		if row != nil {
+			m.dels[slug] = true
+		}
+		return
+	}
+	if lc.Edited {
+		m.rep.Edited++
+	}
+	m.puts[slug] = lc
+}
+
+// commit writes the rows, the machines, the undecodable pages and the mark
+// in one fenced batch.
+func (m *mirrorRound) commit(ctx context.Context) error {
+	complete := m.ferr == nil && !m.rep.Partial
+	undec := m.stillUn
+	if !m.full {
+		// Only the listed pages were looked at: keep what is known of the
+		// others.
+		for slug, at := range m.undecodable {
+			if _, listed := m.refs[slug]; !listed && len(undec) < maxUndecodables {
+				undec[slug] = at
 			}
 		}
 	}
-	rep.Written, rep.Deleted = len(puts), len(dels)
-	v, _ := json.Marshal(rep)
-	uv, _ := json.Marshal(stillUndecodable)
-	err = p.commit(ctx, func(tx *store.Tx) error {
-		for _, c := range puts {
+	mark := m.mark
+	if complete {
+		if m.newest.After(mark.Since) {
+			mark.Since = m.newest
+		}
+		if m.machNew.After(mark.MachSince) {
+			mark.MachSince = m.machNew
+		}
+		if m.full && !m.rep.Shifted {
+			mark.LastFull, mark.Format = time.Now().UTC(), gbrain.CardVersion
+		}
+	}
+	for slug := range m.dels {
+		delete(m.puts, slug)
+	}
+	m.rep.Written, m.rep.Deleted = len(m.puts), len(m.dels)
+	v, _ := json.Marshal(m.rep)
+	uv, _ := json.Marshal(undec)
+	mv, _ := json.Marshal(mark)
+	machv, _ := json.Marshal(m.machines)
+	return m.p.commit(ctx, func(tx *store.Tx) error {
+		for _, c := range m.puts {
 			if err := tx.PutCard(c); err != nil {
 				return err
 			}
 		}
-		for _, slug := range dels {
+		for slug := range m.dels {
 			tx.DeleteCard(slug)
 		}
 		tx.Put(keyMirror, v)
 		tx.Put(keyUndecodable, uv)
+		tx.Put(keyMachines, machv)
+		tx.Put(keyMirrorMark, mv)
 		return nil
 	})
-	if ferr != nil {
-		rep.Partial = true
-		return rep, ferr
-	}
-	return rep, err
-}
-
-// localCard is the mirror's copy of a card: never its path.
-func localCard(slug string, c gbrain.Card) *local.Card {
-	c = gbrain.Normalize(c)
-	return &local.Card{
-		Slug:           slug,
-		ProjectID:      c.ProjectID,
-		MachineID:      c.MachineID,
-		Name:           c.Name,
-		Description:    c.Description,
-		Tags:           c.Tags,
-		Packages:       c.Packages,
-		Keywords:       c.Keywords,
-		RecordRevision: c.RecordRevision,
-		RootKey:        c.RootKey,
-		Availability:   mirrorAvailability(c.Availability),
-		MovedTo:        c.MovedTo,
-	}
-}
-
-// mirrorAvailability keeps a card's availability in the mirror ("" for
-// present: most cards).
-func mirrorAvailability(a string) string {
-	if a == string(local.Present) {
-		return ""
-	}
-	return a
-}
-
-// judge decodes a page under our prefix for the mirror, and says whether a
-// person changed it: a card of this machine is unedited when its content
-// hash is the one recorded after cgcat's last write; any other card (another
-// machine's, or this machine's from a lost catalog) when it is exactly what
-// cgcat writes for the card it decodes to. A page that is not a well-formed
-// card is decoded as far as it can be (title, the frontmatter fields cgcat
-// uses, bounded) and marked edited; one that names no project and machine
-// is refused (ok false).
-func (p *Projector) judge(slug string, page *gbrain.Page, st *State) (*local.Card, bool) {
-	return judgeCard(p.set, slug, page, st)
-}
-
-func judgeCard(set Settings, slug string, page *gbrain.Page, st *State) (*local.Card, bool) {
-	id := strings.TrimPrefix(slug, set.SlugPrefix+"/")
-	c, err := gbrain.Decode(page.Content)
-	if err == nil {
-		if c.ProjectID != id {
-			return nil, false // a card claiming another page's project
-		}
-		lc := localCard(slug, c)
-		lc.UpdatedAt = string(page.UpdatedAt)
-		if c.MachineID == set.MachineID && st != nil && st.PageHash != 0 && st.Slug == slug {
-			lc.Edited = !st.ours(gbrain.ContentHash(page.Content)) // an earlier write of ours landing late is no edit
-		} else {
-			lc.Edited = !canonical(page, c)
-		}
-		return lc, true
-	}
-	lc := lenientCard(slug, id, page)
-	if lc == nil {
-		return nil, false
-	}
-	lc.Edited = true
-	return lc, true
-}
-
-// canonical reports whether the page is exactly what cgcat writes for the
-// card c (fields and body; GBrain's re-serialisation aside).
-func canonical(page *gbrain.Page, c gbrain.Card) bool {
-	proj := gbrain.ProjectionReferenceOnly
-	if c.Path != "" {
-		proj = gbrain.ProjectionLocalPaths
-	}
-	content, err := gbrain.Encode(c, gbrain.EncodeOptions{Projection: proj})
-	if err != nil {
-		return false
-	}
-	return holds(page, c, content)
-}
-
-// lenientCard takes what it can from a page that is not a well-formed card:
-// GBrain's title and tags, and the frontmatter fields cgcat writes when they
-// have the right type. It needs a project id (the slug's) and a machine id
-// (machine_id, or the locator) to name anything; never a path.
-func lenientCard(slug, id string, page *gbrain.Page) *local.Card {
-	if !store.ValidProjectID(id) && !gbrain.ValidCardID(id) {
-		return nil
-	}
-	fm := page.Frontmatter
-	s := func(k string) string {
-		v, _ := fm[k].(string)
-		return v
-	}
-	list := func(k string) []string {
-		xs, _ := fm[k].([]any)
-		var out []string
-		for _, x := range xs {
-			if v, ok := x.(string); ok {
-				out = append(out, v)
-			}
-			if len(out) == gbrain.MaxItems {
-				break
-			}
-		}
-		return out
-	}
-	if pid := s("project_id"); pid != "" && pid != id {
-		return nil
-	}
-	machine := s("machine_id")
-	if machine == "" {
-		if loc, ok := strings.CutPrefix(s("locator"), gbrain.LocatorScheme); ok {
-			if m, pid, ok := strings.Cut(loc, "/"); ok && pid == id {
-				machine = m
-			}
-		}
-	}
-	if !gbrain.ValidCardID(machine) {
-		return nil
-	}
-	c := gbrain.Card{
-		ProjectID:   id,
-		MachineID:   machine,
-		Name:        page.Title,
-		Description: s("description"),
-		Packages:    list("packages"),
-		Keywords:    list("keywords"),
-	}
-	if c.Description == "" {
-		c.Description = firstParagraph(page.CompiledTruth)
-	}
-	for _, t := range page.Tags {
-		if !gbrain.OwnTag(t) {
-			c.Tags = append(c.Tags, t)
-		}
-	}
-	if rk := s("root_key"); gbrain.ValidRootKey(rk) {
-		c.RootKey = rk
-	}
-	if a := s("availability"); slices.Contains(gbrain.Availabilities, a) {
-		c.Availability = a
-	}
-	if to := s("moved_to"); store.ValidProjectID(to) && to != id {
-		c.MovedTo = to
-	}
-	if f, ok := fm["record_revision"].(float64); ok && f >= 0 && f == float64(uint64(f)) {
-		c.RecordRevision = uint64(f)
-	}
-	c = gbrain.Normalize(c)
-	if c.Name == "" {
-		c.Name = id
-	}
-	lc := localCard(slug, c)
-	lc.UpdatedAt = string(page.UpdatedAt)
-	return lc
-}
-
-// firstParagraph is the first paragraph of a markdown body that is not a
-// heading (bounded by Normalize afterwards).
-func firstParagraph(body string) string {
-	if len(body) > gbrain.MaxCardBytes {
-		body = body[:gbrain.MaxCardBytes]
-	}
-	for _, para := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n\n") {
-		para = strings.TrimSpace(para)
-		if para != "" && !strings.HasPrefix(para, "#") {
-			return para
-		}
-	}
-	return ""
 }
 
 // LastMirror is the report of the last mirror refresh (nil before the first).

@@ -23,6 +23,9 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 	if !p.Holding() {
 		return rep, ErrNoLease
 	}
+	if err := p.mayWrite(ctx); err != nil {
+		return rep, err
+	}
 	p.stageMu.Lock()
 	p.staged = nil
 	p.stageMu.Unlock()
@@ -154,4 +157,26 @@ func (p *Projector) drainItems(ctx context.Context, todo []item, rep *Report, to
 		}
 	}
 	return first
+}
+
+// mayWrite says whether this machine may write cards now: not while it is
+// retired, nor while a lost catalog's ids are pending (the cards that could
+// give them back were not read yet: a card written now could duplicate
+// one).
+func (p *Projector) mayWrite(ctx context.Context) error {
+	ms, err := Machines(ctx, p.st)
+	if err != nil {
+		return err
+	}
+	if mi := ms[p.set.MachineID]; mi.RetiredBy != "" {
+		return retiredError(p.set.MachineID, mi)
+	}
+	rs, err := ReadRecovery(ctx, p.st)
+	if err != nil {
+		return err
+	}
+	if rs.Blocks() {
+		return rs.PendingError()
+	}
+	return nil
 }

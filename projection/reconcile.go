@@ -61,63 +61,6 @@ type Orphan struct {
 	Why       string `json:"why"`
 }
 
-// maxRescans bounds restarts of a shifting enumeration.
-const maxRescans = 3
-
-// listCards enumerates the pages tagged as our cards: sorted by slug, offset
-// paging with one row of overlap. When the overlap row is not where it was
-// (pages shifted under concurrent writes), the enumeration restarts; rows
-// seen in any pass are kept (de-duplicated by slug).
-func (p *Projector) listCards(ctx context.Context) (map[string]gbrain.PageRef, int, bool, error) {
-	seen := map[string]gbrain.PageRef{}
-	limit := gbrain.MaxListLimit
-	if p.listLimit > 0 {
-		limit = p.listLimit
-	}
-	rescans := 0
-	for pass := 0; ; pass++ {
-		shifted := false
-		offset, last := 0, ""
-		for {
-			var refs []gbrain.PageRef
-			if p.listHook != nil {
-				p.listHook(offset)
-			}
-			err := p.retry(ctx, func(c gbrain.Brain) error {
-				var err error
-				refs, err = c.ListPages(ctx, gbrain.ListOptions{Tag: gbrain.CardTag, Sort: gbrain.SortSlug, Limit: limit, Offset: offset})
-				return err
-			})
-			if err != nil {
-				return nil, rescans, false, err
-			}
-			n := len(refs)
-			if offset > 0 {
-				if n == 0 || refs[0].Slug != last {
-					shifted = true
-					break
-				}
-				refs = refs[1:]
-			}
-			for _, r := range refs {
-				seen[r.Slug] = r
-			}
-			if n < limit {
-				break
-			}
-			last = refs[len(refs)-1].Slug
-			offset += limit - 1
-		}
-		if !shifted {
-			return seen, rescans, false, nil
-		}
-		if pass >= maxRescans {
-			return seen, rescans, true, nil
-		}
-		rescans++
-	}
-}
-
 // Reconcile compares our cards in GBrain with the local records: every
 // shareable record whose card is missing, stale, changed in GBrain,
 // conflicted or failed is queued again (outbox rows, so the drain decides

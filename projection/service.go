@@ -37,10 +37,10 @@ type ServiceOptions struct {
 	// (5 s): a brain held by another gbrain command delays GBrain's answer
 	// by up to 30 s without a word.
 	SlowDial time.Duration
-	// PrimeBudget bounds the first mirror refresh of a fresh store, which
-	// discovery waits for so that ids come back (20 s); MirrorBudget the
-	// reads of every other refresh (30 s; the rest is read next round).
-	PrimeBudget, MirrorBudget time.Duration
+	// MirrorBudget bounds the reads of a mirror refresh (30 s; the rest is
+	// read next round). Taking a lost catalog's ids back has no budget: it
+	// ends when this machine's cards were read, or GBrain failed.
+	MirrorBudget time.Duration
 	// HandshakeTimeout and CallTimeout go to gbrain.Options.
 	HandshakeTimeout, CallTimeout time.Duration
 	// Connection, when set, replaces the one the config names (tests).
@@ -100,6 +100,7 @@ type Service struct {
 	lastUse    time.Time
 	// lastContact is what this process last recorded of GBrain.
 	lastContact local.GBrainContact
+	retiredSaid bool
 }
 
 // Start runs the service for cfg; with GBrain off it returns a Service that
@@ -150,7 +151,6 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	def(&opt.RetryMin, 5*time.Second)
 	def(&opt.RetryMax, 2*time.Minute)
 	def(&opt.SlowDial, 5*time.Second)
-	def(&opt.PrimeBudget, 20*time.Second)
 	def(&opt.MirrorBudget, 30*time.Second)
 	s.opt = opt
 	s.enabled = true

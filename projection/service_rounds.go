@@ -29,8 +29,7 @@ func (s *Service) run(ctx context.Context) {
 		s.proj.Release()
 		_ = s.conn.Close()
 	}()
-	fresh := s.freshStore(ctx)
-	if !fresh {
+	if s.discoveryMayGo(ctx) {
 		s.markReady()
 	}
 	bo := backoff.NewExponentialBackOff()
@@ -60,10 +59,13 @@ func (s *Service) run(ctx context.Context) {
 			}
 			if !s.proj.Holding() {
 				// Another process holds the lease: its rounds keep the
-				// mirror; discovery here need not wait for it.
-				s.markReady()
+				// mirror and take a lost catalog's ids back; discovery
+				// here waits for that as the holder's does.
 				s.conn.Drop()
 			}
+		}
+		if !s.isReady() && s.discoveryMayGo(ctx) {
+			s.markReady()
 		}
 		holding := s.proj.Holding()
 		s.mu.Lock()
@@ -73,7 +75,7 @@ func (s *Service) run(ctx context.Context) {
 			full := !now.Before(nextRound)
 			cur := stampOf(view.PointerFile(s.st.DataDir()))
 			if full || cur != stamp {
-				err, networked := s.round(ctx, full, fresh)
+				err, networked := s.round(ctx, full)
 				stamp = stampOf(view.PointerFile(s.st.DataDir()))
 				if ctx.Err() != nil {
 					return
@@ -82,7 +84,6 @@ func (s *Service) run(ctx context.Context) {
 					s.contact(ctx, err)
 				}
 				if full && err == nil {
-					fresh = false
 					nextRound = time.Now().Add(s.opt.RoundEvery)
 				}
 				if err != nil {
@@ -131,31 +132,41 @@ func (s *Service) run(ctx context.Context) {
 	}
 }
 
-// freshStore reports whether the store holds no record yet (a first run,
-// or a catalog that was lost): the mirror is then refreshed before
-// discovery mints ids, so that this machine's cards give theirs back.
-func (s *Service) freshStore(ctx context.Context) bool {
-	fresh := false
-	_ = s.st.View(ctx, func(r *store.Reader) error {
-		fresh = true
-		return r.Projects(func(*local.Project) error { fresh = false; return errStop })
-	})
-	return fresh
+// discoveryMayGo reports whether a fresh store's first discovery need not
+// wait any more: the catalog binds projects already, or this machine's
+// cards were read (recovery done), or could not be (ids pending: discovery
+// never waits for GBrain).
+func (s *Service) discoveryMayGo(ctx context.Context) bool {
+	rs, err := ReadRecovery(ctx, s.st)
+	if err != nil || rs.Done || (rs.Fresh && rs.Err != "") {
+		return true
+	}
+	empty, err := storeEmpty(ctx, s.st)
+	return err != nil || !empty
+}
+
+func (s *Service) isReady() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 var errStop = errors.New("stop")
 
 // round runs one round while holding the lease. A drain-only round (the
 // store changed) needs GBrain only when the outbox has rows; a full round
-// always connects. networked says whether GBrain was asked.
-func (s *Service) round(ctx context.Context, full, fresh bool) (err error, networked bool) {
+// always connects: it takes a lost catalog's ids back first (until that is
+// done), then sweeps, drains, keeps this machine's page and refreshes the
+// mirror. networked says whether GBrain was asked.
+func (s *Service) round(ctx context.Context, full bool) (err error, networked bool) {
 	if !full && s.depth(ctx) == 0 {
 		return nil, false
 	}
 	if err := s.dial(ctx); err != nil {
-		if fresh {
-			s.markReady()
-		}
+		_ = MarkFresh(ctx, s.st, err) // a fresh catalog's ids are pending now
 		return err, true
 	}
 	// GBrain answered: every host may say so now, not only after the round.
@@ -166,35 +177,29 @@ func (s *Service) round(ctx context.Context, full, fresh bool) (err error, netwo
 		s.rounds++
 		s.mu.Unlock()
 	}()
-	if full && fresh {
-		// Before the first scan of a fresh store: this machine's cards
-		// give their ids back only if discovery sees them.
-		mrep, merr := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.PrimeBudget})
-		s.markReady()
-		s.noteMirror(mrep)
-		if merr != nil {
-			return merr, true
-		}
-	}
 	if full {
+		if rs, err := ReadRecovery(ctx, s.st); err != nil {
+			return err, true
+		} else if !rs.Done {
+			rs, err := s.proj.Recover(ctx, nil)
+			if err != nil {
+				return err, true
+			}
+			s.log.Info("read this machine's GBrain cards", "own", rs.Own, "format1", rs.Old, "notTakenBack", len(rs.NotTakenBack))
+		}
 		if sw, err := s.proj.Sweep(ctx); err != nil {
 			return err, true
 		} else if sw.Retract > 0 || sw.Reshare > 0 {
 			s.log.Info("GBrain cards to take back or write again", "retract", sw.Retract, "reshare", sw.Reshare)
 		}
 	}
-	rep, err := s.proj.Drain(ctx)
-	if rep.Rows > 0 {
-		s.mu.Lock()
-		r := rep
-		s.lastDrain = &r
-		s.mu.Unlock()
-		s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "retracted", rep.Retracted, "conflicts", rep.Conflicts, "remaining", rep.Remaining)
-	}
-	if err != nil {
+	if err := s.drain(ctx); err != nil {
 		return err, true
 	}
-	if full && !fresh {
+	if full {
+		if err := s.proj.Heartbeat(ctx); err != nil && !errors.Is(err, ErrRetired) {
+			return err, true
+		}
 		mrep, err := s.proj.RefreshMirror(ctx, MirrorOptions{Budget: s.opt.MirrorBudget})
 		s.noteMirror(mrep)
 		if err != nil {
@@ -202,6 +207,30 @@ func (s *Service) round(ctx context.Context, full, fresh bool) (err error, netwo
 		}
 	}
 	return nil, true
+}
+
+// drain projects the outbox, unless this machine was retired (said once in
+// the log; the rows wait).
+func (s *Service) drain(ctx context.Context) error {
+	rep, err := s.proj.Drain(ctx)
+	if errors.Is(err, ErrRetired) {
+		s.mu.Lock()
+		said := s.retiredSaid
+		s.retiredSaid = true
+		s.mu.Unlock()
+		if !said {
+			s.log.Error("no GBrain card is written", "err", err)
+		}
+		return nil
+	}
+	if rep.Rows > 0 {
+		s.mu.Lock()
+		r := rep
+		s.lastDrain = &r
+		s.mu.Unlock()
+		s.log.Info("projected GBrain cards", "written", rep.Written, "unchanged", rep.Unchanged, "retracted", rep.Retracted, "conflicts", rep.Conflicts, "remaining", rep.Remaining, "calls", rep.Calls)
+	}
+	return err
 }
 
 func (s *Service) noteMirror(m MirrorReport) {

@@ -53,6 +53,10 @@ type scanSummary struct {
 	Queued        int        `json:"queued"`
 	ElapsedMs     int64      `json:"elapsedMs"`
 	DirsPerSecond float64    `json:"dirsPerSecond"`
+	// IDsPending counts the ids bound while this machine's GBrain cards
+	// could not be read (a lost catalog, GBrain unreachable): no card is
+	// written until they are settled.
+	IDsPending int `json:"idsPending,omitempty"`
 }
 
 func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut io.Writer) error {
@@ -70,6 +74,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 		return err
 	}
 	primeMirror(ctx, cfg, cat, logger, errOut)
+	defer func() { _ = cat.Sync(ctx) }()
 	start := time.Now()
 	var sum scanSummary
 	if o.once {
@@ -102,10 +107,16 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	if el > 0 {
 		sum.DirsPerSecond = float64(sum.Directories) / el.Seconds()
 	}
+	if rs, err := projection.ReadRecovery(ctx, cat.Store()); err == nil && rs.Blocks() && cfg.GBrain.Enabled {
+		sum.IDsPending = rs.Pending
+	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
+	}
+	if sum.IDsPending > 0 {
+		defer fmt.Fprintf(out, "%d project ids are pending: this machine's GBrain cards could not be read before the scan, so some may be new ids for projects whose cards GBrain still holds; no card is written until they are read (`cgcat gbrain sync`, or a running serve, does it) — see `cgcat doctor`\n", sum.IDsPending)
 	}
 	state := "pass finished"
 	if !sum.Finished {
@@ -201,21 +212,31 @@ func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.C
 	}
 }
 
-// primeMirror refreshes GBrain's card mirror before the first scan of a
-// fresh store (a first run, or a catalog that was lost), so that this
-// machine's cards give their projects' ids back instead of new ones being
-// minted (and their cards duplicated). Bounded; GBrain unreachable is said
-// and the scan goes on.
+// primeMirror takes a fresh store's ids back from GBrain before its first
+// scan (a first run, or a catalog or data dir that was lost): this
+// machine's cards are read, however long that takes (progress shows on a
+// terminal), so its projects keep their ids. GBrain unreachable is said,
+// and the scan goes on with the ids pending.
 func primeMirror(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, log *slog.Logger, errOut io.Writer) {
 	if !cfg.GBrain.Enabled || cat.Len() > 0 {
 		return
 	}
-	rep, err := projection.PrimeMirror(ctx, cfg, cat.Store(), log, mirrorPrimeBudget)
+	tty, last := isTerminal(errOut), time.Time{}
+	progress := func(done, total int) {
+		if tty && (time.Since(last) > 100*time.Millisecond || done == total) {
+			last = time.Now()
+			fmt.Fprintf(errOut, "\r\033[Kreading this machine's GBrain cards: %d/%d", done, total)
+		}
+	}
+	rs, err := projection.PrimeMirror(ctx, cfg, cat.Store(), log, progress)
+	if tty {
+		fmt.Fprint(errOut, "\r\033[K")
+	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(errOut, "cgcat: GBrain's cards could not be read before this first scan (%v); projects found now get new ids, and their old cards stay in GBrain (`cgcat gbrain sync --prune` removes this machine's orphans later)\n", err)
-	case rep != nil:
+		fmt.Fprintf(errOut, "cgcat: this machine's GBrain cards could not be read before this first scan (%v); the ids it binds are pending, and no card is written until the cards are read\n", err)
+	case rs != nil:
 		_ = cat.Sync(ctx)
-		fmt.Fprintf(errOut, "cgcat: %d GBrain cards mirrored before the first scan (this machine's projects keep their ids)\n", rep.Listed)
+		fmt.Fprintf(errOut, "cgcat: %d of this machine's GBrain cards read before the first scan (%d of format 1): its projects keep their ids\n", rs.Own, rs.Old)
 	}
 }

@@ -131,6 +131,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 	return nil
 }
 
-// mirrorPrimeBudget bounds how long a fresh store's first discovery waits
-// for GBrain's card mirror.
-const mirrorPrimeBudget = 20 * time.Second
+// mirrorPrimeBudget is the safety net of a fresh store's first discovery,
+// which waits while this machine's GBrain cards are read (so its projects
+// keep their ids). The wait ends much sooner: once they were read, or as
+// soon as GBrain fails (the ids are then pending, and said so).
+const mirrorPrimeBudget = 15 * time.Minute

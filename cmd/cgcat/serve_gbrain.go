@@ -89,7 +89,7 @@ func (g *gbrainFollower) apply(ctx context.Context, cfg *config.Config) {
 		}
 		return
 	}
-	opt := projection.ServiceOptions{PrimeBudget: mirrorPrimeBudget}
+	opt := projection.ServiceOptions{}
 	if g.firstReady != nil {
 		opt.MirrorReady, g.firstReady = g.firstReady, nil
 	}

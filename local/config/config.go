@@ -103,6 +103,10 @@ type GBrain struct {
 	// host and CLI twin. A shorter interval notices a GBrain that went down
 	// sooner; each round of a stdio GBrain starts its process.
 	CheckSeconds int `json:"checkSeconds"`
+	// StaleMachineDays: the cards of another machine that has not reached
+	// GBrain (no round, no card written) for longer are marked stale in
+	// every answer — never deleted. 0 never marks them.
+	StaleMachineDays int `json:"staleMachineDays"`
 }
 
 // Connection is a GBrain MCP endpoint (R7): a stdio child or an HTTP URL.
@@ -158,6 +162,7 @@ func Default() Config {
 			RecallBudgetMs:   300,
 			KeepAliveSeconds: 5,
 			CheckSeconds:     60,
+			StaleMachineDays: 30,
 		},
 	}
 }

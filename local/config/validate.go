@@ -43,6 +43,7 @@ func (c *Config) validate() error {
 		{"gbrain.recallBudgetMs", c.GBrain.RecallBudgetMs, 1, 60_000},
 		{"gbrain.keepAliveSeconds", c.GBrain.KeepAliveSeconds, 0, 3600},
 		{"gbrain.checkSeconds", c.GBrain.CheckSeconds, 2, 3600},
+		{"gbrain.staleMachineDays", c.GBrain.StaleMachineDays, 0, 36500},
 	} {
 		if n.v < n.min || n.v > n.max {
 			return fail(n.field, "must be between %d and %d, got %d", n.min, n.max, n.v)

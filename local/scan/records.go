@@ -40,7 +40,8 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	}
 	isNew := p == nil
 	if isNew {
-		p = &local.Project{ID: s.idFor(tx, f.root), Root: f.root, RecordRevision: 1, FirstSeen: now}
+		id, rev := s.idFor(tx, f.root)
+		p = &local.Project{ID: id, Root: f.root, RecordRevision: max(1, rev), FirstSeen: now}
 	}
 	before := *p
 	if f.meta != nil {
@@ -75,15 +76,26 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 // `cgcat prune`) is never free: the cards were read when this scanner
 // started, and a record forgotten since then must not come back under its
 // old id when its root is found again.
-func (s *Scanner) idFor(tx *store.Tx, root string) string {
-	if id := s.cardIDs[s.st.Identity().RootKey(pathid.Key(root))]; id != "" {
-		p, err := tx.Project(id)
-		gone, gerr := tx.Forgotten(id)
+//
+// A taken-back id keeps the card's record revision, so a record's revision
+// never goes back after a lost catalog (it goes on from there at the next
+// metadata change).
+func (s *Scanner) idFor(tx *store.Tx, root string) (string, uint64) {
+	if c := s.cardIDs[s.st.Identity().RootKey(pathid.Key(root))]; c.id != "" {
+		p, err := tx.Project(c.id)
+		gone, gerr := tx.Forgotten(c.id)
 		if err == nil && gerr == nil && p == nil && !gone {
-			return id
+			return c.id, c.rev
 		}
 	}
-	return store.NewProjectID()
+	return store.NewProjectID(), 1
+}
+
+// cardClaim is what this machine's card says of a root: its id and record
+// revision.
+type cardClaim struct {
+	id  string
+	rev uint64
 }
 
 // sameRecord reports whether a re-seen record is unchanged in everything

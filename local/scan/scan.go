@@ -174,7 +174,7 @@ type Scanner struct {
 	// cardIDs maps the root keys of this machine's mirrored GBrain cards to
 	// their project ids: a root found again after a lost catalog takes its
 	// old id back instead of a new one.
-	cardIDs map[string]string
+	cardIDs map[string]cardClaim
 }
 
 // LeasePath is the scan lease file in a data dir.
@@ -641,11 +641,11 @@ func (s *Scanner) loadFrom(r *store.Reader) error {
 	if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
 		seq = store.ReadU64(v)
 	}
-	cardIDs := map[string]string{}
+	cardIDs := map[string]cardClaim{}
 	me := s.st.MachineID()
 	if err := r.Cards(func(c *local.Card) error {
 		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
-			cardIDs[c.RootKey] = c.ProjectID
+			cardIDs[c.RootKey] = cardClaim{c.ProjectID, c.RecordRevision}
 		}
 		return nil
 	}); err != nil {
