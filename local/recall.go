@@ -1,6 +1,14 @@
 package local
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrRecallNotReady means recall was not asked because its own GBrain
+// connection is still being made: not a GBrain failure (gbrainState keeps
+// the shared truth); its hits join the next searches.
+var ErrRecallNotReady = errors.New("GBrain recall is still connecting")
 
 // Recall is optional GBrain recall: project ids of cards that match a query.
 // The answering side keeps only hits whose ids are bound on this machine and

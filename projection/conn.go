@@ -65,7 +65,8 @@ type Conn struct {
 	dials   int
 	closed  bool
 
-	calls callCounts
+	calls   callCounts
+	warming chan struct{} // a background dial under way (Warm)
 }
 
 // NewConn prepares (does not dial) the connection the config names.
@@ -134,6 +135,32 @@ func (k *Conn) Client(ctx context.Context) (gbrain.Brain, error) {
 	}
 	k.c = c
 	return c, nil
+}
+
+// Warm starts a dial in the background when there is no live connection
+// and none is under way. The channel is closed once the connection is live
+// or the dial ended (LastError then says why).
+func (k *Conn) Warm() <-chan struct{} {
+	if k.Current() != nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.warming != nil {
+		return k.warming
+	}
+	done := make(chan struct{})
+	k.warming = done
+	go func() {
+		_, _ = k.Client(context.Background())
+		k.mu.Lock()
+		k.warming = nil
+		k.mu.Unlock()
+		close(done)
+	}()
+	return done
 }
 
 // Current returns the live client, or nil when not connected (never dials).

@@ -1,6 +1,7 @@
 package projection
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,24 +19,26 @@ import (
 
 // CardLookup asks GBrain for the card of one project id that the mirror
 // does not hold (resolve of an id from another machine's fresh card). It
-// implements local.CardLookup: a short connection for the one read —
-// bounded by the caller's context — or the live connection of this
-// process's service when it has one. The card is decoded as the mirror
-// decodes it (never a path) and is not stored.
+// implements local.CardLookup: in a serve, over the service's recall
+// connection (made in the background; a lookup while it is being made
+// answers local.ErrRecallNotReady at once); in a one-shot command, a short
+// connection of its own, bounded by the caller's context. The card is
+// decoded as the mirror decodes it (never a path) and is not stored.
 type CardLookup struct {
 	dial    func(ctx context.Context, handshake time.Duration) (gbrain.Brain, error)
 	set     Settings
 	dataDir string
 
 	mu   sync.Mutex
-	live interface{ Current() gbrain.Brain }
+	pool *Conn
+	note func(error)
 }
 
-// UseLive makes the lookup try a live connection first (the service's,
-// while it has one) before dialing its own.
-func (l *CardLookup) UseLive(live interface{ Current() gbrain.Brain }) {
+// UsePool makes the lookup use conn (a service's recall connection) and
+// report every outcome to note (nil conn: dial its own).
+func (l *CardLookup) UsePool(conn *Conn, note func(error)) {
 	l.mu.Lock()
-	l.live = live
+	l.pool, l.note = conn, note
 	l.mu.Unlock()
 }
 
@@ -75,12 +78,25 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 	}
 	var c gbrain.Brain
 	l.mu.Lock()
-	live := l.live
+	pool, note := l.pool, l.note
 	l.mu.Unlock()
-	if live != nil {
-		c = live.Current()
+	if note == nil {
+		note = func(error) {}
 	}
-	if c == nil {
+	if pool != nil {
+		if c = pool.Current(); c == nil {
+			select {
+			case <-pool.Warm():
+				if c = pool.Current(); c == nil {
+					err := fmt.Errorf("look up the GBrain card of %s: %w", projectID, cmp.Or(pool.LastError(), ErrNotConnected))
+					note(err)
+					return nil, err
+				}
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w (%w)", local.ErrRecallNotReady, ctx.Err())
+			}
+		}
+	} else {
 		var handshake time.Duration
 		if dl, ok := ctx.Deadline(); ok {
 			handshake = max(time.Until(dl), time.Millisecond)
@@ -93,11 +109,15 @@ func (l *CardLookup) LookupCard(ctx context.Context, projectID string) (*local.C
 	}
 	page, err := c.GetPage(ctx, slug, true)
 	if errors.Is(err, gbrain.ErrPageNotFound) {
+		note(nil)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("look up the GBrain card of %s: %w", projectID, err)
+		err = fmt.Errorf("look up the GBrain card of %s: %w", projectID, err)
+		note(err)
+		return nil, err
 	}
+	note(nil)
 	lc, ok := judgeCard(l.set, slug, page, nil)
 	if !ok || lc.ProjectID != projectID {
 		return nil, nil

@@ -175,6 +175,7 @@ func TestAmbiguousPutAfterApplyIsNotRewrittenBlindly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 2)
 	p := e.projector()
+	p.InFlight = 1 // one drop per card (two in flight would share one)
 	e.fake.SetControl(t, gbraintest.Control{DropAfterApply: []string{"put_page"}})
 	e.fake.ResetCalls(t)
 	rep := e.drain(p)

@@ -6,49 +6,74 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/store"
 )
 
-// Recaller answers the frontend's recall (R31) from a live GBrain
-// connection: search (or query with semanticSearch) → slugs under our
-// prefix → project ids bound in the local store → for the top few, the card
-// itself is read and must decode as ours (this machine, this project id,
-// matching locator, no forbidden path). Everything else is dropped: a card
-// is a claim, and recall only ever names records the frontend then checks
+// Recaller answers the frontend's recall (R31) over a GBrain connection of
+// its own (never the projector's, which is open only for its rounds):
+// search (or query with semanticSearch) → slugs under our prefix → project
+// ids bound in the local store → for the top few, the card itself is read
+// and must decode as ours (this machine, this project id, matching
+// locator, no forbidden path). Everything else is dropped: a card is a
+// claim, and recall only ever names records the frontend then checks
 // against its own view.
+//
+// Its connection is dialed in the background when first needed (and by
+// the service when it starts), kept while searches come, and over stdio
+// closed after a while without one, so a PGLite brain is free. A search
+// that comes while it is still being made is not a GBrain failure: it
+// answers local.ErrRecallNotReady at once.
 type Recaller struct {
-	Conn     interface{ Current() gbrain.Brain }
+	Conn     *Conn
 	Store    *store.Store
 	Settings Settings
 	// Verify is how many bound hits are checked (and returned) at most
 	// (zero: 5).
 	Verify int
-	// Dial, when set, connects when there is no live connection (HTTP, where
-	// a connection is cheap and holds no brain); else Recall without a live
-	// connection fails at once.
-	Dial func(ctx context.Context) (gbrain.Brain, error)
+	// Contact, when set, hears of every outcome, so that gbrainState is
+	// the same truth on every answer (the service records it).
+	Contact func(err error)
+
+	mu      sync.Mutex
+	lastUse time.Time
 }
 
-// Connected reports whether recall can be asked right now (a frontend may
-// use it to say gbrainState degraded on answers that do not search).
-func (r *Recaller) Connected() bool { return r.Conn.Current() != nil }
+// Ready reports whether recall can ask GBrain right now.
+func (r *Recaller) Ready() bool { return r.Conn.Current() != nil }
 
-// Recall implements local.Recall. It never dials: without a live
-// connection it fails at once, and the frontend says gbrainState degraded.
-func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]local.RecallHit, error) {
+// idle is how long the recall connection went unused.
+func (r *Recaller) idle() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.lastUse)
+}
+
+// Recall implements local.Recall.
+func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []local.RecallHit, err error) {
+	r.mu.Lock()
+	r.lastUse = time.Now()
+	r.mu.Unlock()
 	c := r.Conn.Current()
-	if c == nil && r.Dial != nil {
-		var err error
-		if c, err = r.Dial(ctx); err != nil {
-			return nil, err
+	if c == nil {
+		select {
+		case <-r.Conn.Warm():
+			if c = r.Conn.Current(); c == nil {
+				err := r.Conn.LastError()
+				if err == nil {
+					err = ErrNotConnected
+				}
+				r.note(err)
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (%w)", local.ErrRecallNotReady, ctx.Err())
 		}
 	}
-	if c == nil {
-		return nil, ErrNotConnected
-	}
+	defer func() { r.note(err) }()
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
@@ -60,12 +85,11 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]local
 		limit = verify
 	}
 	n := min(max(limit*4, 10), 50) // chunk rows; several may name one page
-	var hits []gbrain.Chunk
-	var err error
+	var chunks []gbrain.Chunk
 	if r.Settings.SemanticSearch {
-		hits, err = c.Query(ctx, gbrain.QueryOptions{Query: query, Limit: n})
+		chunks, err = c.Query(ctx, gbrain.QueryOptions{Query: query, Limit: n})
 	} else {
-		hits, err = c.Search(ctx, query, n)
+		chunks, err = c.Search(ctx, query, n)
 	}
 	if err != nil {
 		return nil, err
@@ -73,7 +97,7 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]local
 	prefix := r.Settings.SlugPrefix + "/"
 	var ids []string
 	seen := map[string]bool{}
-	for _, h := range hits {
+	for _, h := range chunks {
 		id, ok := strings.CutPrefix(h.Slug, prefix)
 		if !ok || seen[id] || !store.ValidProjectID(id) {
 			continue
@@ -141,4 +165,13 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) ([]local
 		return got, fmt.Errorf("recall: %d of %d cards could not be read: %w", len(errs), len(bound), errs[0])
 	}
 	return got, ctx.Err()
+}
+
+// note passes an outcome to Contact (a caller that gave up is no news of
+// GBrain's).
+func (r *Recaller) note(err error) {
+	if r.Contact == nil || errors.Is(err, local.ErrRecallNotReady) || errors.Is(err, context.Canceled) {
+		return
+	}
+	r.Contact(err)
 }

@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -169,9 +170,10 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 	if e.conn.Current() != nil {
 		t.Fatal("the connection should be gone")
 	}
-	// Not connected: recall fails at once, without dialing.
+	// Not connected, GBrain down: recall dials its connection again, and
+	// says why it failed (not "still connecting").
 	dials := e.conn.Dials()
-	if _, err := e.recaller().Recall(e.ctx, "widget", 5); err == nil || e.conn.Dials() != dials {
+	if _, err := e.recaller().Recall(e.ctx, "widget", 5); err == nil || errors.Is(err, local.ErrRecallNotReady) || e.conn.Dials() != dials+1 {
 		t.Fatalf("recall without a connection: %v (dials %d → %d)", err, dials, e.conn.Dials())
 	}
 }

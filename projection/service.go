@@ -154,27 +154,44 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 	def(&opt.MirrorBudget, 30*time.Second)
 	s.opt = opt
 	s.enabled = true
-	s.conn = NewConnWith(conn, gbrain.Options{
-		ExpectedSource:   cfg.GBrain.ExpectedSource,
-		ExpectedBrain:    cfg.GBrain.ExpectedBrain,
-		HandshakeTimeout: opt.HandshakeTimeout,
-		CallTimeout:      opt.CallTimeout,
-		Logger:           log,
-	})
-	if opt.Dial != nil {
-		s.conn = NewConnDialer(opt.Dial, opt.DialKeepOpen)
+	newConn := func() *Conn {
+		if opt.Dial != nil {
+			return NewConnDialer(opt.Dial, opt.DialKeepOpen)
+		}
+		return NewConnWith(conn, gbrain.Options{
+			ExpectedSource:   cfg.GBrain.ExpectedSource,
+			ExpectedBrain:    cfg.GBrain.ExpectedBrain,
+			HandshakeTimeout: opt.HandshakeTimeout,
+			CallTimeout:      opt.CallTimeout,
+			Logger:           log,
+		})
 	}
+	s.conn = newConn()
 	set := SettingsFrom(cfg, st)
 	s.proj = NewProjector(st, pol, set, s.conn, log)
-	s.recall = &Recaller{Conn: s.conn, Store: st, Settings: set}
+	// Recall and card lookups have a connection of their own in every
+	// process, kept open while searches come (the projector's alone is
+	// open only for its rounds). Over stdio it is one connection for both:
+	// a PGLite brain admits one process, so a second child would lock the
+	// projector out (or be locked out).
+	rc := s.conn
 	if s.conn.HTTP() {
-		// Over HTTP a connection is cheap and holds no brain: semantic
-		// recall may dial one.
-		s.recall.Dial = s.conn.Client
+		rc = newConn()
+	}
+	s.recall = &Recaller{Conn: rc, Store: st, Settings: set,
+		Contact: func(err error) { go s.contact(context.WithoutCancel(ctx), err) }}
+	if cfg.GBrain.SemanticSearch {
+		s.recall.lastUse = time.Now()
+		s.recall.Conn.Warm()
 	}
 	go s.run(ctx)
 	return s
 }
+
+// recallKeepAlive is how long a stdio recall connection stays open after
+// the last search: searches come in bursts, and a PGLite brain is free
+// soon after.
+const recallKeepAlive = 2 * time.Minute
 
 // Recall is the frontend's GBrain recall: only GBrain's semantic query, and
 // only with gbrain.semanticSearch (keyword matches come from the mirror,
@@ -186,13 +203,13 @@ func (s *Service) Recall() local.Recall {
 	return s.recall
 }
 
-// Live is the service's connection, for a CardLookup to use while it is
-// open (nil when GBrain is off).
-func (s *Service) Live() interface{ Current() gbrain.Brain } {
+// Lookups is the connection a CardLookup of this process uses (recall's:
+// nil when GBrain is off), and where it reports what it learned.
+func (s *Service) Lookups() (*Conn, func(error)) {
 	if s == nil || !s.enabled {
-		return nil
+		return nil, nil
 	}
-	return s.conn
+	return s.recall.Conn, s.recall.note
 }
 
 // MirrorReady is closed once discovery need not wait for the mirror: at

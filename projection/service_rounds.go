@@ -28,6 +28,9 @@ func (s *Service) run(ctx context.Context) {
 	defer func() {
 		s.proj.Release()
 		_ = s.conn.Close()
+		if s.recall.Conn != s.conn {
+			_ = s.recall.Conn.Close()
+		}
 	}()
 	if s.discoveryMayGo(ctx) {
 		s.markReady()
@@ -118,7 +121,9 @@ func (s *Service) run(ctx context.Context) {
 			s.mu.Lock()
 			idle := time.Since(s.lastUse)
 			s.mu.Unlock()
-			if idle >= s.opt.KeepAlive {
+			// The same connection serves recall (stdio): kept while
+			// searches come.
+			if idle >= s.opt.KeepAlive && s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive) {
 				s.conn.Drop()
 			}
 		}

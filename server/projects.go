@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -224,7 +225,12 @@ func (f *Frontend) addRecall(ctx context.Context, c *call, l *listing, query str
 	// contact (gbrainState stays the same truth on every answer); its
 	// failure says degraded for this answer.
 	hits, err := f.recall(ctx, query)
-	if err != nil {
+	switch {
+	case errors.Is(err, local.ErrRecallNotReady):
+		// Its own connection is being made: no news of GBrain, whose
+		// state stays the shared truth on this answer as on every other.
+		c.notes = append(c.notes, "GBrain recall is still connecting; its matches join the next searches.")
+	case err != nil:
 		c.gstate = GBrainDegraded
 		f.opt.Log.Warn("GBrain recall failed; answering from the local catalog", "err", err)
 	}
@@ -295,6 +301,9 @@ func (f *Frontend) recall(ctx context.Context, query string) ([]local.RecallHit,
 	case r := <-ch:
 		return r.hits, r.err
 	case <-ctx.Done():
+		if rr, ok := f.opt.Recall.(interface{ Ready() bool }); ok && !rr.Ready() {
+			return nil, local.ErrRecallNotReady
+		}
 		return nil, fmt.Errorf("GBrain recall took longer than %s", f.opt.RecallBudget)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cgcat/cgcat/local"
@@ -89,9 +90,12 @@ func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelop
 		lctx, cancel := context.WithTimeout(ctx, f.opt.RecallBudget)
 		cd, err := f.opt.Cards.LookupCard(lctx, id)
 		cancel()
-		if err != nil {
+		switch {
+		case errors.Is(err, local.ErrRecallNotReady):
+			c.notes = append(c.notes, "GBrain is still being connected to; its card of this id, if any, can be read in a moment.")
+		case err != nil:
 			c.gstate = GBrainDegraded
-		} else if cd != nil && cd.ProjectID == id {
+		case cd != nil && cd.ProjectID == id:
 			cards = []*local.Card{cd}
 		}
 	}

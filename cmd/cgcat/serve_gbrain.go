@@ -103,7 +103,7 @@ func (g *gbrainFollower) apply(ctx context.Context, cfg *config.Config) {
 		g.cards.set(nil)
 		return
 	}
-	cl.UseLive(svc.Live())
+	cl.UsePool(svc.Lookups())
 	g.cards.set(cl)
 }
 
@@ -150,6 +150,16 @@ func (l *lateRecall) Recall(ctx context.Context, query string, limit int) ([]loc
 }
 
 var errNoRecall = errors.New("GBrain is not connected yet")
+
+// Ready reports whether recall can ask GBrain right now (false while its
+// connection is being made: not a GBrain failure).
+func (l *lateRecall) Ready() bool {
+	l.mu.Lock()
+	r := l.r
+	l.mu.Unlock()
+	rr, ok := r.(interface{ Ready() bool })
+	return ok && rr.Ready()
+}
 
 // lateCards is resolve's card lookup for the running service (none while
 // GBrain is off: no card is asked for).
