@@ -162,12 +162,14 @@ func PrimeMirror(ctx context.Context, cfg *config.Config, st *store.Store, log *
 
 // prime is PrimeMirror with this projector.
 func (p *Projector) prime(ctx context.Context, progress func(done, total int)) (*Recovery, error) {
-	if err := p.TryAcquire(ctx); errors.Is(err, lease.ErrHeld) {
-		return p.awaitRecovery(ctx)
-	} else if err != nil {
-		return nil, err
+	if !p.Holding() {
+		if err := p.TryAcquire(ctx); errors.Is(err, lease.ErrHeld) {
+			return p.awaitRecovery(ctx)
+		} else if err != nil {
+			return nil, err
+		}
+		defer p.Release()
 	}
-	defer p.Release()
 	if _, err := p.conn.Client(ctx); err != nil {
 		_ = MarkFresh(ctx, p.st, err)
 		rs, _ := ReadRecovery(ctx, p.st)

@@ -60,10 +60,11 @@ func (s *Service) run(ctx context.Context) {
 				}
 				nextLease = now.Add(s.opt.LeaseEvery)
 			}
-			if !s.proj.Holding() {
+			if !s.proj.Holding() && (s.recall.Conn != s.conn || s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive)) {
 				// Another process holds the lease: its rounds keep the
-				// mirror and take a lost catalog's ids back; discovery
-				// here waits for that as the holder's does.
+				// mirror and take a lost catalog's ids back (discovery
+				// here waits for that as the holder's does). The
+				// connection stays while it serves recall.
 				s.conn.Drop()
 			}
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,19 +40,51 @@ func (f *Frontend) historicalCard(c *call, cd *local.Card) bool {
 }
 
 // addHistorical appends the cards that match query and are not bound here,
-// after the local hits: one per project id.
+// after the local hits: one per project id. A card whose project moved on
+// its machine is folded into the card of the project it moved to (shown
+// once, as that one), when that card is mirrored.
 func (f *Frontend) addHistorical(c *call, l *listing, query string) {
 	hits := c.cat.SearchCards(query, func(cd *local.Card) bool { return f.historicalCard(c, cd) }, maxHits)
-	seen := map[string]bool{}
+	seen := map[string]int{} // project id → index in l
 	for _, h := range hits {
 		cd := c.cat.Card(h.ID)
-		if cd == nil || seen[cd.ProjectID] {
+		if cd == nil {
 			continue
 		}
-		seen[cd.ProjectID] = true
+		reasons := append([]string{"GBrain card from machine " + cd.MachineID}, h.Reasons...)
+		from := ""
+		if to := f.movedCard(c, cd); to != nil {
+			from = "moved on its machine from " + cd.ProjectID
+			reasons = append(reasons, from)
+			cd = to
+		}
+		if i, ok := seen[cd.ProjectID]; ok {
+			if from != "" && !slices.Contains(l.reasons[i], from) {
+				l.reasons[i] = append(l.reasons[i], from)
+			}
+			continue
+		}
+		seen[cd.ProjectID] = len(l.ids)
+		if cd.StaleSince != "" {
+			reasons = append(reasons, "stale: machine "+cd.MachineID+" silent since "+cd.StaleSince)
+		}
 		l.ids = append(l.ids, cardRef+cd.Slug)
-		l.reasons = append(l.reasons, append([]string{"GBrain card from machine " + cd.MachineID}, h.Reasons...))
+		l.reasons = append(l.reasons, reasons)
 	}
+}
+
+// movedCard is the card a moved card's project moved to, following at
+// most a few moves, when it is mirrored and may be shown here (nil else).
+func (f *Frontend) movedCard(c *call, cd *local.Card) *local.Card {
+	var to *local.Card
+	for hop := 0; hop < 4 && cd.MovedTo != ""; hop++ {
+		next := c.cat.CardsOf(cd.MovedTo)
+		if len(next) == 0 || next[0].MachineID != cd.MachineID || !f.historicalCard(c, next[0]) {
+			break
+		}
+		to, cd = next[0], next[0]
+	}
+	return to
 }
 
 // cardProject renders a card as a project an agent may read about but not
@@ -77,6 +110,16 @@ func (f *Frontend) cardProject(cd *local.Card, reasons []string, availability st
 	out.Why = fmt.Sprintf("known only from a GBrain card of machine %s: the project is not on this machine, so its code cannot be read from here", cd.MachineID)
 	if availability == string(local.Missing) {
 		out.Why = "known only from this machine's GBrain card: the project is not in the catalog any more (its folder is gone, or the catalog was rebuilt without it)"
+		return out
+	}
+	if cd.MovedTo != "" {
+		out.MovedTo = cd.MovedTo
+		out.Why += "; on its machine it moved: it is now the project " + cd.MovedTo
+	} else if cd.Availability != "" && cd.Availability != string(local.Present) {
+		out.Why += "; on its machine it is " + cd.Availability
+	}
+	if cd.StaleSince != "" {
+		out.Why += fmt.Sprintf("; stale: machine %s has not been heard of since %s", cd.MachineID, cd.StaleSince)
 	}
 	return out
 }

@@ -113,6 +113,9 @@ func (f *Frontend) resolveCard(ctx context.Context, c *call, id string) *Envelop
 	if cd.MachineID != c.cat.MachineID() {
 		e := f.envelope(c, StatusOK)
 		e.Message = prepend(fmt.Sprintf("This project lives on another machine (%s): it is known here only from its GBrain card, so there is no path to hand to %s. Search with %s for a project on this machine instead.", cd.MachineID, f.explorer(), f.searchWith()), e.Message)
+		if cd.MovedTo != "" {
+			e.Message = prepend(fmt.Sprintf("On its machine this project moved: it is now %s.", cd.MovedTo), e.Message)
+		}
 		e.Projects = append(e.Projects, f.cardProject(cd, reasons, AvailabilityHistorical))
 		return e
 	}
