@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -31,7 +32,21 @@ type MachinePage struct {
 	// retired), on RetiredAt.
 	RetiredBy string
 	RetiredAt string
+	// Retracted are the cards this machine took back lately (a project
+	// forgotten or hidden there), newest last, at most MaxTombstones: a
+	// soft delete does not move updated_at, so other machines learn of it
+	// from this page, at once, instead of at their next full listing.
+	Retracted []Tombstone
 }
+
+// Tombstone is one card a machine took back, and when.
+type Tombstone struct {
+	ProjectID string
+	At        string // RFC 3339 (UTC)
+}
+
+// MaxTombstones bounds MachinePage.Retracted.
+const MaxTombstones = 500
 
 // Retired reports whether the machine was retired.
 func (m MachinePage) Retired() bool { return m.RetiredBy != "" }
@@ -84,6 +99,15 @@ func EncodeMachine(m MachinePage) (string, error) {
 		w("retired_by", m.RetiredBy)
 		w("retired_at", yamlQuote(m.RetiredAt))
 	}
+	if n := len(m.Retracted); n > 0 {
+		b.WriteString("retracted:\n")
+		for _, tb := range m.Retracted[max(0, n-MaxTombstones):] {
+			if !ValidCardID(tb.ProjectID) || !validTime(tb.At) {
+				return "", fmt.Errorf("%w: tombstone %+v", ErrCardInvalid, tb)
+			}
+			b.WriteString("  - " + yamlQuote(tb.ProjectID+"@"+tb.At) + "\n")
+		}
+	}
 	b.WriteString("tags:\n  - " + yamlQuote(MachinePageTag) + "\n")
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "cgcat machine %s: its cgcat last reached GBrain on %s.\n", m.MachineID, m.Heartbeat)
@@ -128,10 +152,26 @@ func DecodeMachine(content string) (MachinePage, error) {
 		return v
 	}
 	m = MachinePage{MachineID: get("machine_id"), Heartbeat: day(get("heartbeat")), RetiredBy: get("retired_by"), RetiredAt: day(get("retired_at"))}
+	tombs, err := fm.list("retracted", MaxTombstones)
+	if err != nil {
+		return bad(err)
+	}
+	for _, s := range tombs {
+		id, at, ok := strings.Cut(s, "@")
+		if !ok || !ValidCardID(id) || !validTime(at) {
+			return bad(fmt.Errorf("tombstone %q", s))
+		}
+		m.Retracted = append(m.Retracted, Tombstone{ProjectID: id, At: at})
+	}
 	if !ValidCardID(m.MachineID) || (m.RetiredBy != "" && !ValidCardID(m.RetiredBy)) {
 		return bad(fmt.Errorf("machine_id %q, retired_by %q", m.MachineID, m.RetiredBy))
 	}
 	return m, nil
+}
+
+func validTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }
 
 // day takes the date of a YYYY-MM-DD value or a timestamp GBrain widened

@@ -16,6 +16,7 @@ import (
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 )
@@ -484,5 +485,75 @@ func TestRecallWithAndWithoutTheLease(t *testing.T) {
 			<-holder.Done()
 			<-other.Done()
 		})
+	}
+}
+
+// A card taken back on its machine (the project hidden there) leaves every
+// other machine's mirror at its next refresh, however incremental: a soft
+// delete does not move updated_at, so the machine lists it on its page.
+// The same project shared again comes back.
+func TestRetractionReachesOtherMachinesAtOnce(t *testing.T) {
+	t.Parallel()
+	a := newEnv(t, 3)
+	pa := a.projector()
+	pol := a.pol
+	pa.pol = policyFunc(func() catalog.Policy { return pol })
+	a.drain(pa)
+	b := a.anotherMachine(t, 0)
+	pb := b.projector()
+	if _, err := pb.RefreshMirror(b.ctx, MirrorOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hidden := a.record("pkg-0001")
+	cfg := *a.cfg
+	cfg.Sharing.DenyRoots = []string{hidden.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if _, err := pa.Sweep(a.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep := a.drain(pa); rep.Retracted != 1 {
+		t.Fatalf("A's drain after the deny: %+v", rep)
+	}
+	rep, err := pb.RefreshMirror(b.ctx, MirrorOptions{})
+	if err != nil || rep.Full || rep.Deleted != 1 {
+		t.Fatalf("B's incremental refresh after A took a card back: %+v %v", rep, err)
+	}
+	if _, ok := b.mirror()[a.slug(hidden.ID)]; ok {
+		t.Fatal("B still mirrors the card A took back")
+	}
+	// Shared again: written again, later than the tombstone: it stays.
+	pol = a.pol
+	if _, err := pa.Sweep(a.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep := a.drain(pa); rep.Written != 1 {
+		t.Fatalf("A's drain after sharing again: %+v", rep)
+	}
+	if _, err := pb.RefreshMirror(b.ctx, MirrorOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.mirror()[a.slug(hidden.ID)]; !ok {
+		t.Fatal("the card written again is not mirrored")
+	}
+	// A takes another card back: its page (with both tombstones) moves
+	// again, and the card written again after its tombstone stays.
+	other := a.record("pkg-0002")
+	cfg.Sharing.DenyRoots = []string{other.Root}
+	pol = catalog.PolicyFrom(&cfg)
+	if _, err := pa.Sweep(a.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep := a.drain(pa); rep.Retracted != 1 {
+		t.Fatalf("A's second deny: %+v", rep)
+	}
+	if _, err := pb.RefreshMirror(b.ctx, MirrorOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := b.mirror()
+	if _, ok := m[a.slug(hidden.ID)]; !ok {
+		t.Fatal("an old tombstone took the card written again after it")
+	}
+	if _, ok := m[a.slug(other.ID)]; ok {
+		t.Fatal("B still mirrors the second card A took back")
 	}
 }

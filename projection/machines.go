@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
@@ -22,6 +23,9 @@ import (
 // refresh. A machine whose state changed (retired, back from retirement or
 // from silence) has all its rows looked at, as a full refresh has anyway.
 func (m *mirrorRound) applyMachines(ctx context.Context, now time.Time) error {
+	if err := m.applyTombstones(ctx); err != nil {
+		return err
+	}
 	for slug, c := range m.puts {
 		if m.machines[c.MachineID].StaleSince != "" || (m.mirror[slug] != nil && m.mirror[slug].StaleSince != "") {
 			m.changed[c.MachineID] = true // a silent machine heard of again
@@ -187,7 +191,7 @@ func (p *Projector) Heartbeat(ctx context.Context) error {
 	if !p.Holding() {
 		return ErrNoLease
 	}
-	mp = gbrain.MachinePage{MachineID: me, Heartbeat: now}
+	mp.MachineID, mp.Heartbeat = me, now
 	back, err := p.putMachine(ctx, slug, mp)
 	if err != nil {
 		return err
@@ -211,7 +215,7 @@ func (p *Projector) putMachine(ctx context.Context, slug string, mp gbrain.Machi
 	if back == nil {
 		return nil, fmt.Errorf("read back %s after writing it: the page is not there", slug)
 	}
-	if got, derr := gbrain.DecodeMachine(back.Content); derr != nil || got != mp {
+	if got, derr := gbrain.DecodeMachine(back.Content); derr != nil || !reflect.DeepEqual(got, mp) {
 		return nil, fmt.Errorf("read back %s after writing it: it holds something else (another writer?)", slug)
 	}
 	return back, nil
@@ -243,4 +247,86 @@ func Machines(ctx context.Context, st *store.Store) (map[string]MachineInfo, err
 		return nil
 	})
 	return ms, err
+}
+
+// noteRetracted remembers a card this drain deleted.
+func (p *Projector) noteRetracted(t gbrain.Tombstone) {
+	p.stageMu.Lock()
+	p.retracted = append(p.retracted, t)
+	p.stageMu.Unlock()
+}
+
+// tombstones lists the cards this drain deleted on this machine's page
+// (with the updated_at of the version deleted: GBrain's clock, so another
+// machine drops exactly that version or older from its mirror, never a
+// card written again later).
+func (p *Projector) tombstones(ctx context.Context) error {
+	p.stageMu.Lock()
+	ts := p.retracted
+	p.retracted = nil
+	p.stageMu.Unlock()
+	if len(ts) == 0 {
+		return nil
+	}
+	me := p.set.MachineID
+	slug, err := gbrain.MachineSlug(p.set.SlugPrefix, me)
+	if err != nil {
+		return err
+	}
+	page, err := p.read(ctx, slug)
+	if err != nil {
+		return err
+	}
+	mp := gbrain.MachinePage{MachineID: me}
+	if page != nil {
+		if mp, err = gbrain.DecodeMachine(page.Content); err != nil || mp.MachineID != me {
+			return fmt.Errorf("the page %s is not this machine's page: not overwritten", slug)
+		}
+	}
+	if mp.Retired() {
+		return nil
+	}
+	mp.Heartbeat = today(time.Now())
+	mp.Retracted = append(mp.Retracted, ts...)
+	if n := len(mp.Retracted); n > gbrain.MaxTombstones {
+		mp.Retracted = mp.Retracted[n-gbrain.MaxTombstones:]
+	}
+	back, err := p.putMachine(ctx, slug, mp)
+	if err != nil {
+		return err
+	}
+	return p.noteMachine(ctx, me, MachineInfo{Heartbeat: mp.Heartbeat, UpdatedAt: string(back.UpdatedAt)})
+}
+
+// applyTombstones drops the rows of cards their machine's page says it took
+// back: exactly the version deleted, or an older one (a card written again
+// later has a later updated_at and stays).
+func (m *mirrorRound) applyTombstones(ctx context.Context) error {
+	if len(m.tombs) == 0 {
+		return nil
+	}
+	return m.p.st.View(ctx, func(r *store.Reader) error {
+		for machine, ts := range m.tombs {
+			for _, tb := range ts {
+				slug, err := gbrain.CardSlug(m.p.set.SlugPrefix, tb.ProjectID)
+				if err != nil {
+					continue
+				}
+				row := m.puts[slug]
+				if row == nil {
+					row = m.mirror[slug]
+				}
+				if row == nil {
+					if row, _ = r.Card(slug); row == nil {
+						continue
+					}
+				}
+				if row.MachineID == machine && row.UpdatedAt != "" && row.UpdatedAt <= tb.At {
+					delete(m.puts, slug)
+					m.dels[slug] = true
+				}
+			}
+		}
+		return nil
+	})
 }

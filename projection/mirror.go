@@ -134,7 +134,8 @@ type mirrorRound struct {
 	states      map[string]*State
 	fromRecord  map[string]*local.Card
 	machines    map[string]MachineInfo
-	changed     map[string]bool // machines whose state the pages changed now
+	changed     map[string]bool               // machines whose state the pages changed now
+	tombs       map[string][]gbrain.Tombstone // cards taken back, by machine (pages read now)
 
 	puts    map[string]*local.Card
 	dels    map[string]bool
@@ -334,6 +335,12 @@ func (m *mirrorRound) readMachines(ctx context.Context) {
 		mp, err := gbrain.DecodeMachine(page.Content)
 		if err != nil || mp.MachineID != id {
 			continue
+		}
+		if len(mp.Retracted) > 0 {
+			if m.tombs == nil {
+				m.tombs = map[string][]gbrain.Tombstone{}
+			}
+			m.tombs[id] = mp.Retracted
 		}
 		old := m.machines[id]
 		if old.RetiredBy != mp.RetiredBy || old.StaleSince != "" {

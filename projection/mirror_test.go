@@ -309,8 +309,14 @@ func TestForgottenProjectsCardIsRetracted(t *testing.T) {
 	if rep.Retracted != 1 || rep.Remaining != 0 {
 		t.Fatalf("drain after forget: %+v", rep)
 	}
-	if c := e.fake.Calls(t); c["delete_page"] != 1 || c["put_page"] != 0 {
+	// One delete, and one put: of this machine's page, which lists the
+	// card taken back for the other machines (no card is written).
+	if c := e.fake.Calls(t); c["delete_page"] != 1 || c["put_page"] != 1 {
 		t.Fatalf("calls: %v", c)
+	}
+	slug, _ := gbrain.MachineSlug(e.set.SlugPrefix, e.set.MachineID)
+	if mp, err := gbrain.DecodeMachine(e.fake.Content(t, testSource, slug)); err != nil || len(mp.Retracted) != 1 || mp.Retracted[0].ProjectID != gone.ID {
+		t.Fatalf("this machine's page: %+v %v", mp, err)
 	}
 	if pg := e.fake.Page(t, testSource, e.slug(gone.ID)); pg == nil || pg.DeletedAt == "" {
 		t.Fatalf("card of a forgotten project: %+v", pg)

@@ -140,6 +140,7 @@ type Projector struct {
 	stageMu     sync.Mutex
 	staged      []func(tx *store.Tx) error
 	stagedSince time.Time
+	retracted   []gbrain.Tombstone // cards deleted by this drain (under stageMu)
 
 	// netTime is the time spent inside GBrain calls, in ns (benchmarks).
 	netTime atomic.Int64

@@ -27,7 +27,7 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 		return rep, err
 	}
 	p.stageMu.Lock()
-	p.staged = nil
+	p.staged, p.retracted = nil, nil
 	p.stageMu.Unlock()
 	start := time.Now()
 	calls0 := p.callTotal()
@@ -45,6 +45,9 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 		}
 		if ferr := p.flush(ctx, last...); ferr != nil && err == nil {
 			err = ferr
+		}
+		if terr := p.tombstones(ctx); terr != nil {
+			p.log.Warn("the cards taken back are not listed on this machine's page yet; other machines drop them at their next full refresh", "err", terr)
 		}
 		rep.Remaining = p.depth(ctx)
 	}()

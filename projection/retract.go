@@ -114,6 +114,7 @@ func (p *Projector) retract(ctx context.Context, it item, gone, dry bool) (Outco
 	if err := p.delete(ctx, slug); err != nil {
 		return "", pi, err
 	}
+	p.noteRetracted(gbrain.Tombstone{ProjectID: id, At: string(page.UpdatedAt)})
 	return Retracted, pi, finish(func(tx *store.Tx) { settle(tx, slug, true) })
 }
 

@@ -69,7 +69,7 @@ func newGBrainCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	status.Flags().BoolVar(&st.json, "json", false, "print the status as JSON")
-	cmd.AddCommand(sync, status)
+	cmd.AddCommand(sync, status, newGBrainRetireCommand(g))
 	return cmd
 }
 
@@ -89,6 +89,10 @@ type gbrainSyncResult struct {
 	Report    *projection.Report          `json:"report,omitempty"`
 	Mirror    *projection.MirrorReport    `json:"mirror,omitempty"`
 	Plan      []projection.PlanItem       `json:"plan,omitempty"`
+	// Recovery is the taking back of a lost catalog's ids, when this sync
+	// did it; IDsPending counts ids still pending.
+	Recovery   *projection.Recovery `json:"recovery,omitempty"`
+	IDsPending int                  `json:"idsPending,omitempty"`
 	// WaitedFor is the pid of another projector this sync waited for.
 	WaitedFor int  `json:"waitedFor,omitempty"`
 	DryRun    bool `json:"dryRun,omitempty"`
@@ -159,6 +163,12 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 		return err
 	}
 	defer p.Release()
+	if err := recoverFirst(ctx, st, p, res, errOut, tty); err != nil {
+		return err
+	}
+	if err := p.Heartbeat(ctx); err != nil && !errors.Is(err, projection.ErrRetired) {
+		logger.Warn("this machine's page in GBrain was not written", "err", err)
+	}
 	last := time.Time{}
 	p.Progress = func(pr projection.Progress) {
 		switch {
@@ -295,10 +305,27 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		if r.Retracted > 0 {
 			fmt.Fprintf(out, ", %d deleted from GBrain (projects forgotten or hidden here)", r.Retracted)
 		}
-		fmt.Fprintf(out, "; %d left in the outbox\n", r.Remaining)
+		fmt.Fprintf(out, "; %d left in the outbox (%d GBrain calls in %s", r.Remaining, r.Calls, r.Duration)
+		if r.CardsPerSecond > 0 {
+			fmt.Fprintf(out, ", %.1f cards/s", r.CardsPerSecond)
+		}
+		fmt.Fprintln(out, ")")
+	}
+	if rs := res.Recovery; rs != nil {
+		fmt.Fprintf(out, "lost catalog: %d of this machine's cards read (%d of format 1); %d ids not taken back\n", rs.Own, rs.Old, len(rs.NotTakenBack))
+		for _, o := range rs.NotTakenBack {
+			fmt.Fprintf(out, "  %s: %s\n", o.ProjectID, o.Why)
+		}
+	}
+	if res.IDsPending > 0 {
+		fmt.Fprintf(out, "%d project ids pending: no card is written until this machine's cards are read\n", res.IDsPending)
 	}
 	if m := res.Mirror; m != nil {
-		fmt.Fprintf(out, "mirror: %d cards in GBrain (%d read, %d unchanged, %d removed", m.Listed, m.Read, m.Kept+m.FromRecord, m.Deleted)
+		kind := "changed since the last refresh"
+		if m.Full {
+			kind = "in GBrain"
+		}
+		fmt.Fprintf(out, "mirror: %d cards %s (%d read, %d unchanged, %d removed, %d calls", m.Listed, kind, m.Read, m.Kept+m.FromRecord, m.Deleted, m.Calls)
 		if m.Edited > 0 {
 			fmt.Fprintf(out, ", %d edited by people", m.Edited)
 		}
@@ -306,6 +333,35 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 			fmt.Fprint(out, "; the rest is read next time")
 		}
 		fmt.Fprintln(out, ")")
+	}
+	return nil
+}
+
+// recoverFirst takes a lost catalog's ids back before anything is written
+// (this machine's cards are read; progress on a terminal), when that was
+// not done yet. A failure leaves the ids pending: the sync stops there.
+func recoverFirst(ctx context.Context, st *store.Store, p *projection.Projector, res *gbrainSyncResult, errOut io.Writer, tty bool) error {
+	rs, err := projection.ReadRecovery(ctx, st)
+	if err != nil || rs.Done {
+		return err
+	}
+	last := time.Time{}
+	rs, err = p.Recover(ctx, func(done, total int) {
+		if tty && (time.Since(last) > 100*time.Millisecond || done == total) {
+			last = time.Now()
+			fmt.Fprintf(errOut, "\r\033[Kreading this machine's GBrain cards: %d/%d", done, total)
+		}
+	})
+	if tty {
+		fmt.Fprint(errOut, "\r\033[K")
+	}
+	res.Recovery = rs
+	if err != nil {
+		if rs != nil && rs.Blocks() {
+			res.IDsPending = rs.Pending
+		}
+		recordContact(ctx, st, err)
+		return fmt.Errorf("this machine's GBrain cards could not be read (%w); they give a lost catalog its ids back, so no card is written until they are — run `cgcat gbrain sync` again", err)
 	}
 	return nil
 }

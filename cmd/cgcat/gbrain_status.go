@@ -47,6 +47,23 @@ type gbrainStatus struct {
 	SemanticSearch bool                     `json:"semanticSearch"`
 	Store          *projection.Status       `json:"store,omitempty"`
 	StoreError     string                   `json:"storeError,omitempty"`
+	// Identity is this data dir's machine identity: whether it is bound
+	// to this machine and kept outside the data dir (so a lost data dir
+	// keeps its machine id and ids).
+	Identity *identityStatus `json:"identity,omitempty"`
+	// Recovery is the state of taking a lost catalog's ids back from GBrain.
+	Recovery *projection.Recovery `json:"recovery,omitempty"`
+	// Machines is what the mirror knows of the machines on this brain.
+	Machines map[string]projection.MachineInfo `json:"machines,omitempty"`
+}
+
+// identityStatus is what status and doctor say of the identity.
+type identityStatus struct {
+	MachineID string `json:"machineId"`
+	Bound     bool   `json:"bound"`
+	KeptAt    string `json:"keptAt,omitempty"`
+	Restored  bool   `json:"restored,omitempty"`
+	Replaced  string `json:"replaced,omitempty"`
 }
 
 // inspectGBrain gathers the status: the store (no network) and one dial.
@@ -65,6 +82,12 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 			s.StoreError = err.Error()
 		}
 		s.Mirror, _ = projection.LastMirror(ctx, st)
+		id := st.Identity()
+		s.Identity = &identityStatus{MachineID: id.MachineID, Bound: id.Binding != "", KeptAt: id.KeptAt, Restored: id.Restored, Replaced: id.Replaced}
+		if rs, err := projection.ReadRecovery(ctx, st); err == nil && (rs.Fresh || rs.Done || rs.Err != "") {
+			s.Recovery = rs
+		}
+		s.Machines, _ = projection.Machines(ctx, st)
 	}
 	conn, err := projection.Connection(cfg)
 	if err != nil {
@@ -218,12 +241,68 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 			fmt.Fprintln(out, "orphans: unknown (run `cgcat gbrain sync --full` to enumerate the cards in GBrain)")
 		}
 	}
+	if id := s.Identity; id != nil {
+		fmt.Fprintln(out, "identity: "+identityLine(id))
+		if id.Replaced != "" {
+			fmt.Fprintln(out, "  "+id.Replaced)
+		}
+	}
+	if rs := s.Recovery; rs != nil {
+		fmt.Fprintln(out, "lost-catalog recovery: "+recoveryLine(rs))
+		for _, o := range rs.NotTakenBack {
+			fmt.Fprintf(out, "  not taken back: %s (%s)\n", o.ProjectID, o.Why)
+		}
+	}
+	if id := s.Identity; id != nil {
+		if mi := s.Machines[id.MachineID]; mi.RetiredBy != "" {
+			fmt.Fprintf(out, "this machine: RETIRED by %s on %s: no card is written; `cgcat gbrain retire --undo %s` brings it back\n", mi.RetiredBy, mi.RetiredAt, id.MachineID)
+		}
+	}
+	retired, stale := 0, 0
+	for _, mi := range s.Machines {
+		if mi.RetiredBy != "" {
+			retired++
+		} else if mi.StaleSince != "" {
+			stale++
+		}
+	}
+	if len(s.Machines) > 0 {
+		fmt.Fprintf(out, "machines on this brain: %d (%d retired, %d stale)\n", len(s.Machines), retired, stale)
+	}
 	if m := s.Mirror; m != nil {
-		fmt.Fprintf(out, "mirror: %d cards, refreshed %s ago (%d edited by people)\n", m.Listed, time.Since(m.At).Round(time.Second), m.Edited)
+		kind := "changes since the last refresh"
+		if m.Full {
+			kind = "a full listing"
+		}
+		fmt.Fprintf(out, "mirror: refreshed %s ago (%s: %d cards listed, %d read, %d calls; %d edited by people)\n", time.Since(m.At).Round(time.Second), kind, m.Listed, m.Read, m.Calls, m.Edited)
 	} else {
 		fmt.Fprintln(out, "mirror: never refreshed (a `cgcat serve` with GBrain on, or `cgcat gbrain sync`, refreshes it)")
 	}
 	return failed()
+}
+
+// identityLine says whether the identity outlives the data dir.
+func identityLine(id *identityStatus) string {
+	switch {
+	case !id.Bound:
+		return fmt.Sprintf("machine %s, kept in the data dir only (this system has no OS machine id, or %s names none): losing the whole data dir makes a new machine id", id.MachineID, store.OSMachineIDEnv)
+	case id.KeptAt == "":
+		return fmt.Sprintf("machine %s, bound to this machine and user, kept in the data dir only (a data dir in the temporary directory, or no state directory; set %s to keep it outside)", id.MachineID, store.IdentityDirEnv)
+	case id.Restored:
+		return fmt.Sprintf("machine %s, taken back from %s after the data dir was lost", id.MachineID, id.KeptAt)
+	}
+	return fmt.Sprintf("machine %s, bound to this machine and user, also kept at %s (a lost data dir keeps its machine id and project ids)", id.MachineID, id.KeptAt)
+}
+
+// recoveryLine says where taking a lost catalog's ids back stands.
+func recoveryLine(rs *projection.Recovery) string {
+	switch {
+	case rs.Blocks():
+		return rs.PendingError().Error()
+	case rs.Done:
+		return fmt.Sprintf("done %s ago: %d of this machine's cards and %d of format 1 read, %d ids not taken back", time.Since(rs.At).Round(time.Second), rs.Own, rs.Old, len(rs.NotTakenBack))
+	}
+	return "not done yet (the next GBrain round reads this machine's cards): " + rs.Err
 }
 
 // brainCheck says how the expected brain is made sure of for this
@@ -306,6 +385,31 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 	}
 	if rr := st.LastReconcile; rr != nil && rr.OrphanCount > 0 {
 		cs = append(cs, warnf("delete them in GBrain if they are not wanted", "GBrain orphans: %d cards under %s/ name no project bound here", rr.OrphanCount, s.SlugPrefix))
+	}
+	return append(cs, fleetChecks(s)...)
+}
+
+// fleetChecks are doctor's checks of this machine among the others: its
+// identity, a lost catalog's pending ids, a retirement.
+func fleetChecks(s *gbrainStatus) []check {
+	var cs []check
+	if id := s.Identity; id != nil {
+		switch {
+		case id.Replaced != "":
+			cs = append(cs, warnf("nothing to do unless this data dir really is that machine's: its projects' cards are that machine's, and clash here as conflicts", "GBrain identity: %s", id.Replaced))
+		case !id.Bound || id.KeptAt == "":
+			cs = append(cs, infof("GBrain identity: %s", identityLine(id)))
+		default:
+			cs = append(cs, okf("GBrain identity: %s", identityLine(id)))
+		}
+		if mi := s.Machines[id.MachineID]; mi.RetiredBy != "" {
+			cs = append(cs, warnf("`cgcat gbrain retire --undo "+id.MachineID+"` if this machine should write cards again",
+				"GBrain: this machine was retired by %s on %s; its cards are left out of every search and none is written", mi.RetiredBy, mi.RetiredAt))
+		}
+	}
+	if rs := s.Recovery; rs != nil && rs.Blocks() {
+		cs = append(cs, warnf("let a `cgcat serve` with GBrain on run, or run `cgcat gbrain sync`, once GBrain answers",
+			"GBrain: %d project ids pending: %s", rs.Pending, rs.Err))
 	}
 	return cs
 }

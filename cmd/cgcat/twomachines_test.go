@@ -37,12 +37,17 @@ type machine struct {
 	root    string
 	dataDir string
 	cfgPath string
+	// env is added to every run: the machine's OS machine id and where it
+	// keeps identities outside its data dir (another machine, another
+	// home).
+	env []string
 }
 
 func newMachine(t *testing.T, b sharedBrain, name string, projects map[string]string) *machine {
 	t.Helper()
 	base := canonTemp(t)
-	m := &machine{t: t, name: name, root: filepath.Join(base, "code"), dataDir: filepath.Join(base, "data"), cfgPath: filepath.Join(base, "cgcat.json")}
+	m := &machine{t: t, name: name, root: filepath.Join(base, "code"), dataDir: filepath.Join(base, "data"), cfgPath: filepath.Join(base, "cgcat.json"),
+		env: []string{store.OSMachineIDEnv + "=os-id-of-" + name, store.IdentityDirEnv + "=" + filepath.Join(base, "home", "state")}}
 	for dir, pkg := range projects {
 		cliProject(t, filepath.Join(m.root, dir), pkg)
 	}
@@ -70,6 +75,7 @@ func newMachine(t *testing.T, b sharedBrain, name string, projects map[string]st
 func (m *machine) run(args ...string) (string, string, int) {
 	m.t.Helper()
 	cmd := exec.Command(cgcatBin(m.t), append([]string{"--config", m.cfgPath}, args...)...)
+	cmd.Env = append(os.Environ(), m.env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -168,7 +174,7 @@ func runTwoMachines(t *testing.T, b sharedBrain, listCards func() int) twoMachin
 	}
 
 	// B: a real `cgcat serve` over stdio, as a host starts it.
-	c, err := client.NewStdioMCPClient(cgcatBin(t), os.Environ(), "serve", "--config", bm.cfgPath)
+	c, err := client.NewStdioMCPClient(cgcatBin(t), append(os.Environ(), bm.env...), "serve", "--config", bm.cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +236,7 @@ func runTwoMachines(t *testing.T, b sharedBrain, listCards func() int) twoMachin
 	// the cards first and every id comes back; the sync adds no card.
 	a.loseCatalog()
 	_, scanErr, _ := a.run("scan")
-	if !strings.Contains(scanErr, "GBrain cards mirrored before the first scan") {
+	if !strings.Contains(scanErr, "of this machine's GBrain cards read before the first scan") {
 		t.Fatalf("A's first scan after the loss did not read the cards first:\n%s", scanErr)
 	}
 	after := a.ids()
@@ -280,15 +286,7 @@ func TestTwoMachinesOneBrainOverHTTP(t *testing.T) {
 	b := sharedBrain{url: srv.MCP, source: gbSource, register: func(name string) (string, string) {
 		return fake.RegisterClient(t, name, gbSource, nil, 0)
 	}}
-	fig := runTwoMachines(t, b, func() int {
-		n := 0
-		for _, p := range fake.Pages(t) {
-			if strings.HasPrefix(p.Slug, "catalog/codegraph/") && p.DeletedAt == "" && p.Source == gbSource {
-				n++
-			}
-		}
-		return n
-	})
+	fig := runTwoMachines(t, b, func() int { return fakeCards(t, fake) })
 	t.Logf("fake GBrain over HTTP: sync A %s, sync B %s, sync after A's loss %s; ids kept %d/%d; %d cards for %d projects",
 		fig.syncA, fig.syncB, fig.syncAfterLoss, fig.idsKept, fig.ids, fig.cards, fig.projects)
 }
