@@ -215,8 +215,18 @@ func TestConcurrentSyncWithAMidSyncKill(t *testing.T) {
 		}
 	}
 	second, secondErr := start()
+	// The second one waits for the first (it holds the projector lease).
+	for secondErr.Scan() {
+		if strings.HasPrefix(secondErr.Text(), "waiting pid=") {
+			break
+		}
+	}
 	go func() {
 		for secondErr.Scan() {
+		}
+	}()
+	go func() {
+		for firstErr.Scan() {
 		}
 	}()
 	if err := first.Process.Kill(); err != nil {
