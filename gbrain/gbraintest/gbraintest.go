@@ -375,6 +375,19 @@ func (f *Fake) Edit(t testing.TB, source, slug string, fn func(*Page)) {
 	})
 }
 
+// EditAll changes every stored page in place (benchmarks: a brain whose
+// pages were written long ago).
+func (f *Fake) EditAll(t testing.TB, fn func(*Page)) {
+	t.Helper()
+	f.update(t, func(st *fakebrain.State) error {
+		for _, p := range st.Pages {
+			fn(p)
+		}
+		st.Reindex()
+		return nil
+	})
+}
+
 func (f *Fake) update(t testing.TB, fn func(*fakebrain.State) error) {
 	t.Helper()
 	if err := f.store.Update(fn); err != nil {

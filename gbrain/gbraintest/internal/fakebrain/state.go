@@ -251,6 +251,9 @@ type Control struct {
 	// it is applied; a client that times out leaves the write to land later.
 	DelayMs    int      `json:"delay_ms,omitempty"`
 	DelayTools []string `json:"delay_tools,omitempty"`
+	// DelaysMs delays each call of a tool by its own time (benchmarks: a
+	// GBrain's latency per tool), as DelayMs does.
+	DelaysMs map[string]int `json:"delays_ms,omitempty"`
 	// HoldTools: a call of these tools waits, before it is applied, until
 	// the switch no longer lists it (a test releases it when it chooses: a
 	// client's timeout surely fires first, whatever the machine's load).

@@ -131,6 +131,9 @@ func (s *Server) handler(tool string) server.ToolHandlerFunc {
 			// client gave up, as a slow real server's would.
 			time.Sleep(time.Duration(ctl.DelayMs) * time.Millisecond)
 		}
+		if d := ctl.DelaysMs[tool]; d > 0 {
+			time.Sleep(time.Duration(d) * time.Millisecond)
+		}
 		for slices.Contains(ctl.HoldTools, tool) {
 			// Held until the test releases it; not cancellable either.
 			time.Sleep(5 * time.Millisecond)
