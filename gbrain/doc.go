@@ -14,10 +14,12 @@
 //     endpoint found by discovery on the configured host only, one token per
 //     lifetime renewed before it expires, a read refused with 401 re-sent
 //     once with a new token; or a static bearer token;
-//   - the typed calls cgcat needs (get_page, put_page, list_pages, search,
-//     query, delete_page, whoami, sources_list, get_brain_identity), sending
-//     only the parameters GBrain documents and parsing only the JSON text of
-//     content[0];
+//   - the typed calls cgcat needs (get_page, put_page, list_pages with
+//     updated_after, search, query, delete_page, whoami, sources_list,
+//     get_brain_identity), sending only the parameters GBrain documents and
+//     parsing only the JSON text of content[0]; [Brain] is the few of them
+//     the projection needs, with their contracts, and [DialTransport] runs
+//     a client over an in-process server (the tests' fake);
 //   - the error classes a caller acts on: [Definite], [Transient] and
 //     [Ambiguous] (a write that may have happened), see [Classify];
 //   - brain and source safety: the brain is pinned for a stdio child
@@ -26,8 +28,10 @@
 //     ([Client.CheckSource]), checked on every page read, and over HTTP — where the token decides
 //     where writes land — checked with whoami before the first write of
 //     every token ([Client.CheckWriteSource]);
-//   - the card codec ([Card] with its root_key, [Encode], [Decode],
-//     [CardSlug], [ContentHash]);
+//   - the card codec ([Card] with its root_key, availability and moved_to;
+//     [Encode], [Decode], [CardSlug], [ContentHash]; format [CardVersion])
+//     and the machine pages ([MachinePage], [EncodeMachine],
+//     [DecodeMachine]);
 //   - a stdio child's stderr, kept as a tail and streamed line by line to
 //     [Options.OnStderr] (a person sees what GBrain says while it starts).
 //

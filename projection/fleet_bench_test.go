@@ -1,8 +1,10 @@
 package projection
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -162,4 +164,59 @@ func BenchmarkFleetSim(b *testing.B) {
 	})
 	b.ReportMetric(float64(full.Calls), "full-calls")
 	b.ReportMetric(fullTook.Seconds(), "full-s")
+}
+
+// BenchmarkPropagation measures the time from a project found on machine A
+// (its scan committed) to its card in machine B's mirror, both running
+// the GBrain service over HTTP (the in-process fake with GBrain's latency
+// per call): A drains at its next poll of the store (1 s), B reads the card
+// at its next round (CGCAT_PROPAGATION_ROUND_S, 5 s here; checkSeconds, 60
+// by default, in a serve). ms/op is the propagation.
+func BenchmarkPropagation(b *testing.B) {
+	round := 5 * time.Second
+	if v, err := strconv.Atoi(os.Getenv("CGCAT_PROPAGATION_ROUND_S")); err == nil && v > 0 {
+		round = time.Duration(v) * time.Second
+	}
+	a := newEnv(b, 1)
+	a.overHTTP(gbraintest.HTTPOptions{}, testSource)
+	a.fake.SetControl(b, gbraintest.Control{DelaysMs: gbrainLatency})
+	m := a.anotherMachine(b, 1)
+	m.overHTTP(gbraintest.HTTPOptions{}, testSource)
+	opt := ServiceOptions{RoundEvery: round, Poll: time.Second, LeaseEvery: 100 * time.Millisecond, HandshakeTimeout: 30 * time.Second, CallTimeout: 30 * time.Second}
+	ctx, cancel := context.WithCancel(a.ctx)
+	defer cancel()
+	sa := StartWith(ctx, a.cfg, a.st, a.pol, nil, a.service(opt))
+	sb := StartWith(ctx, m.cfg, m.st, m.pol, nil, m.service(opt))
+	deadline := func(what string, ok func() bool) {
+		for end := time.Now().Add(5 * time.Minute); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				b.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	deadline("both services' first rounds", func() bool { return sa.Status().Rounds > 0 && sb.Status().Rounds > 0 })
+	var total time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		name := fmt.Sprintf("fresh-%04d", i)
+		mkProject(b, filepath.Join(a.root, name), name, "a project found just now", "fresh")
+		b.StartTimer()
+		start := time.Now()
+		a.rescan()
+		var id string
+		for _, r := range a.records() {
+			if r.Meta.Name == name {
+				id = r.ID
+			}
+		}
+		slug := a.slug(id)
+		deadline("the card on B", func() bool { _, ok := m.mirror()[slug]; return ok })
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "propagation-ms")
+	b.ReportMetric(round.Seconds(), "round-s")
+	cancel()
+	<-sa.Done()
+	<-sb.Done()
 }
