@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/cgcat/cgcat/local/nofollow"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,19 +85,25 @@ func (w *Watcher) Stats() Stats {
 	return Stats{Watches: len(w.dirs), Events: w.events, Overflows: w.overs}
 }
 
-// AddDir watches the open directory fd, known as path (the walk opened it
-// with no symlink in its path; the watch names that very directory). A
-// directory watched already keeps its watch (the kernel hands back the
-// same descriptor) under its new path. ErrLimit when the kernel refuses
-// more watches; a directory that vanished meanwhile is not an error.
-func (w *Watcher) AddDir(fd int, path string) error {
-	return w.add("/proc/self/fd/"+strconv.Itoa(fd), path, dirMask)
+// AddDir watches the open directory d (the walk opened it with no symlink
+// in its path; the watch names that very directory, through its
+// descriptor). A directory watched already keeps its watch (the kernel
+// hands back the same descriptor) under its new path. ErrLimit when the
+// kernel refuses more watches; a directory that vanished meanwhile is not
+// an error.
+func (w *Watcher) AddDir(d *nofollow.Dir) error {
+	return w.add("/proc/self/fd/"+strconv.Itoa(d.Fd()), d.Path(), dirMask)
 }
 
-// AddMarker watches the .codegraph directory open as fd inside a watched
-// directory.
-func (w *Watcher) AddMarker(fd int, path string) error {
-	return w.add("/proc/self/fd/"+strconv.Itoa(fd), path, markerMask)
+// AddMarkerIn watches the .codegraph directory inside the open directory
+// d, opened relative to d with no symlink.
+func (w *Watcher) AddMarkerIn(d *nofollow.Dir) error {
+	m, err := d.OpenDir(markerDir)
+	if err != nil {
+		return nil // gone, or not a directory: the probe says so
+	}
+	defer m.Close()
+	return w.add("/proc/self/fd/"+strconv.Itoa(m.Fd()), filepath.Join(d.Path(), markerDir), markerMask)
 }
 
 func (w *Watcher) add(name, path string, mask uint32) error {

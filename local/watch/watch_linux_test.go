@@ -18,7 +18,7 @@ func watchDir(t *testing.T, w *Watcher, dir string) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := w.AddDir(d.Fd(), dir); err != nil {
+	if err := w.AddDir(d); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,11 +74,11 @@ func TestEventsNameWhatToReadAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	next(t, w, func(c Change, _ bool) bool { return slices.Contains(c.Shallow, p) })
-	d, err := nofollow.OpenDir(cg)
+	d, err := nofollow.OpenDir(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddMarker(d.Fd(), cg); err != nil {
+	if err := w.AddMarkerIn(d); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
