@@ -31,6 +31,9 @@ type Patch struct {
 	Gone    []string // re-check the records at or below
 }
 
+// Empty reports a patch with nothing to do.
+func (p Patch) Empty() bool { return len(p.Shallow)+len(p.Deep)+len(p.Gone) == 0 }
+
 // PatchResult says what a patch did.
 type PatchResult struct {
 	Dirs     int // directories read
