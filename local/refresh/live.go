@@ -39,10 +39,10 @@ type liveState struct {
 	w          *watch.Watcher
 	needSync   bool
 	nextTry    time.Time
-	key        string // walk settings the watches follow
+	key        string            // walk settings the watches follow
 	roots      map[string]string // each root's identity when last looked at ("" when absent)
 	syncPass   uint64            // a setup pass left at a round limit, finished by later rounds
-	carry      scan.Patch // event work not applied yet (the scan lease was held)
+	carry      scan.Patch        // event work not applied yet (the scan lease was held)
 	state      WatchState
 	passCost   time.Duration // what the last whole pass cost this process
 }
