@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
@@ -46,10 +47,14 @@ for a person: "5 of 12 projects", page by page (--page N), or all at once (--all
 	cmd.Flags().IntVar(&o.page, "page", 1, "which page to show (1 is the first)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "show every page")
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "your current workspace directory (a ranking hint: its own project goes last, related ones first)")
-	cmd.Flags().BoolVar(&o.refresh, "refresh", false, "schedule a bounded refresh first")
+	cmd.Flags().BoolVar(&o.refresh, "refresh", false, fmt.Sprintf("walk every root anew before answering (at most %s)", cliRefreshBudget))
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the tool's envelope as JSON, plus total, page and pages")
 	return cmd
 }
+
+// cliRefreshBudget bounds the refresh `cgcat projects` makes with --refresh,
+// or before answering a miss while no process follows the disk.
+const cliRefreshBudget = 5 * time.Second
 
 // projectsJSON is `cgcat projects --json`: the envelope the tool returns,
 // plus where this page stands in the whole listing.
@@ -76,7 +81,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 		}
 		ws = abs
 	}
-	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: ws, Refresh: o.refresh, Offset: (o.page - 1) * o.limit}
+	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: ws, Refresh: o.refresh, Offset: (o.page - 1) * o.limit, RefreshBudget: cliRefreshBudget}
 	if err := a.Validate(); err != nil {
 		return flagError(err)
 	}

@@ -322,3 +322,43 @@ func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 		_ = r.cat.Sync(ctx)
 	}
 }
+
+// RefreshNow walks every root anew, within budget, for a caller that must
+// answer from what is on disk now (`cgcat projects --refresh`, a CLI miss
+// with no process following the disk). It waits for another process's
+// walk within the same budget, and reports whether a whole pass ended: then
+// the answer may say coverage complete without a watcher. An unfinished
+// pass is left for the next scan or serve to resume.
+func (r *Refresher) RefreshNow(ctx context.Context, budget time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	r.waitGate(ctx, time.Now().Add(budget))
+	r.sliceMu.Lock()
+	defer r.sliceMu.Unlock()
+	opt := r.scanOptions()
+	opt.Fresh = true
+	deadline, _ := ctx.Deadline()
+	s, err := scan.Start(ctx, r.cat.Store(), opt)
+	if err != nil {
+		return false
+	}
+	defer s.Close()
+	r.setRunning(true)
+	defer r.setRunning(false)
+	for {
+		s.SetRoundTime(time.Until(deadline))
+		rd, err := s.RunRound(ctx)
+		if err != nil {
+			r.setErr(err)
+			return false
+		}
+		if rd.Finished {
+			_ = r.cat.ForceSync(ctx)
+			return true
+		}
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			_ = r.cat.ForceSync(context.Background())
+			return false
+		}
+	}
+}

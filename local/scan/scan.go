@@ -241,6 +241,14 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 	return s, nil
 }
 
+// SetRoundTime bounds the next rounds' time (a caller's own budget, when
+// shorter than maxRoundMs).
+func (s *Scanner) SetRoundTime(d time.Duration) {
+	if d > 0 && d < s.opt.RoundTime {
+		s.opt.RoundTime = d
+	}
+}
+
 // Close releases the lease. The queue stays for whoever scans next.
 func (s *Scanner) Close() error {
 	// While the lease is still ours: only its holder writes the file.
