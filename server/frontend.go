@@ -198,6 +198,9 @@ type call struct {
 	// refreshed: this call walked every root to the end itself just now
 	// (a CLI run's refresh), so coverage needs no watcher to be complete.
 	refreshed bool
+	// coverWhy is why coverage is partial, with the next step: said by a
+	// listing (a resolve is about one record).
+	coverWhy string
 }
 
 // begin is where both tools start: setup_required without a valid config or
@@ -269,10 +272,7 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	e.CatalogRevision = c.cat.Revision()
 	st := c.cat.State()
 	cov, why := f.coverage(c, st)
-	e.Coverage = string(cov)
-	if why != "" {
-		c.notes = append(c.notes, why)
-	}
+	e.Coverage, c.coverWhy = string(cov), why
 	e.ScanState = "idle"
 	// running is a fact (R36): a live process walks now (it holds the
 	// scan lease and keeps it fresh), or this very call moved an empty

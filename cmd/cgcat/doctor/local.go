@@ -18,6 +18,7 @@ import (
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
@@ -258,6 +259,8 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		}
 		cs = append(cs, Infof("scan pass %d unfinished (%s): %d directories read, %d projects seen, %d directories queued", state.Pass, how, state.PassDirs, state.PassProjects, state.Queued))
 	}
+	cs = append(cs, Following(cfg)...)
+	cs = append(cs, Rejected(state)...)
 	if state.LastCompleted.IsZero() {
 		cs = append(cs, Warnf("cgcat scan", "no scan pass has finished yet"))
 		return cs
@@ -303,7 +306,7 @@ const lowSpace = 64 << 20
 // Leases says who holds the scan and projector leases.
 func Leases(dd string) []Check {
 	var cs []Check
-	for i, path := range []string{scan.LeasePath(dd), projection.LeasePath(dd)} {
+	for i, path := range []string{scan.LeasePath(dd), projection.LeasePath(dd), refresh.WatchLeasePath(dd)} {
 		name := p(filepath.Base(path))
 		if _, err := os.Stat(path); err != nil {
 			if i == 0 {
