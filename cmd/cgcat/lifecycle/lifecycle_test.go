@@ -121,6 +121,7 @@ type run struct {
 	lastConfig int // step the config file was last written
 
 	held    *heldCursor        // a cursor of the main serve, used at the next step
+	storm   *watchFile         // the watcher before the last event storm (live_test.go)
 	lastRev map[string]revSeen // serve name → the greatest catalogRevision it answered
 
 	viols  []*violation
@@ -150,6 +151,7 @@ type stats struct {
 	liveChecked       int             // changes shown everywhere without refresh (live_test.go)
 	liveLatency       []time.Duration // per answer, from the end of the step's change
 	storms            int             // event storms past the watcher's bound
+	overflowed        int             // of them, seen to overflow the watcher
 	// where the time went
 	cliTime, serveTime, settleTime, opTime time.Duration
 }

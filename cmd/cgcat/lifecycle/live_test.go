@@ -12,6 +12,7 @@ package lifecycle
 // watcher overflows and walks everything again) come at random steps.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,6 +77,7 @@ func (r *run) checkLive(op string, before map[int]placeState) {
 		}
 	}
 	if len(exp) == 0 || r.frozen() {
+		r.storm = nil
 		return
 	}
 	r.awaitLive(op, exp)
@@ -125,6 +127,7 @@ func (r *run) awaitLive(op string, exp []liveExpect) {
 			pending++
 		}
 		if pending == 0 {
+			r.stormOverflowed()
 			r.stats.liveChecked += len(exp)
 			r.log("live: %s shown everywhere after %s (%d changes)", op, time.Since(start).Round(time.Millisecond), len(exp))
 			return
@@ -203,14 +206,58 @@ func (r *run) opEventStorm() {
 		return
 	}
 	dir := filepath.Join(r.w.abs(relCode), fmt.Sprintf("storm-%d", r.step))
+	made := time.Now()
 	must(r, os.MkdirAll(dir, 0o755))
-	time.Sleep(50 * time.Millisecond) // let the watcher watch dir before the storm
+	// Let the watcher apply that (and so watch dir) before the storm.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ws := r.readWatch(); ws.Live && !ws.Pending && ws.Updated.After(made) {
+			break
+		}
+	}
+	before := r.readWatch()
 	for i := range 4 * watchQueue {
 		must(r, os.Mkdir(filepath.Join(dir, fmt.Sprintf("d%03d", i)), 0o755))
 	}
 	r.create(dir, "in the storm", false, r.step)
 	r.stats.storms++
+	r.storm = &before
 	r.log("event storm: %d directories at once in %s (bound %d)", 4*watchQueue, r.rel(dir), watchQueue)
+}
+
+// watchFile is the part of dataDir/watch.state the test reads.
+type watchFile struct {
+	Pid       int       `json:"pid"`
+	Live      bool      `json:"live"`
+	Pending   bool      `json:"pending"`
+	Overflows uint64    `json:"overflows"`
+	Updated   time.Time `json:"updated"`
+}
+
+func (r *run) readWatch() watchFile {
+	var w watchFile
+	b, _ := os.ReadFile(filepath.Join(r.w.data, "watch.state"))
+	_ = json.Unmarshal(b, &w)
+	return w
+}
+
+// stormOverflowed checks, after a storm's change showed everywhere, that
+// the storm did overflow the watcher (the forcing worked), when the same
+// process watched throughout.
+func (r *run) stormOverflowed() {
+	before := r.storm
+	r.storm = nil
+	if before == nil {
+		return
+	}
+	after := r.readWatch()
+	switch {
+	case after.Pid != before.Pid || before.Pid == 0:
+		r.log("event storm: the watcher changed (%d → %d); overflow not checked", before.Pid, after.Pid)
+	case after.Overflows <= before.Overflows:
+		r.fail("R42", "an event storm did not overflow the watcher", "overflows %d before the storm, %d after (CGCAT_WATCH_QUEUE=%d)", before.Overflows, after.Overflows, watchQueue)
+	default:
+		r.stats.overflowed++
+	}
 }
 
 // liveReport logs the latencies and checks that a storm did overflow.
@@ -222,6 +269,6 @@ func (r *run) liveReport() {
 	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 	q := func(f float64) time.Duration { return l[min(len(l)-1, int(f*float64(len(l))))].Round(time.Millisecond) }
 	r.t.Logf("lifecycle: watch state at the end: %s", r.watchState())
-	r.t.Logf("lifecycle: %d live changes shown everywhere without refresh; latency over %d answers p50 %s p90 %s max %s; %d event storms",
-		r.stats.liveChecked, len(l), q(0.5), q(0.9), l[len(l)-1].Round(time.Millisecond), r.stats.storms)
+	r.t.Logf("lifecycle: %d live changes shown everywhere without refresh; latency over %d answers p50 %s p90 %s max %s; %d event storms, %d seen to overflow the watcher and converge",
+		r.stats.liveChecked, len(l), q(0.5), q(0.9), l[len(l)-1].Round(time.Millisecond), r.stats.storms, r.stats.overflowed)
 }
