@@ -42,6 +42,7 @@ type liveState struct {
 	key        string            // walk settings the watches follow
 	roots      map[string]string // each root's identity when last looked at ("" when absent)
 	syncPass   uint64            // a setup pass left at a round limit, finished by later rounds
+	syncRound  time.Time         // when the last setup round began
 	carry      scan.Patch        // event work not applied yet (the scan lease was held)
 	state      WatchState
 	passCost   time.Duration // what the last whole pass cost this process
@@ -113,15 +114,22 @@ func (r *Refresher) keepWatching(ctx context.Context) {
 		lv.needSync = true
 	}
 	if lv.syncPass != 0 {
-		// The setup pass stopped at a round limit (R10: the rest waits for
-		// the next interval). If another process walked on in it, or began
-		// another, the watches do not cover what it walked: set up again.
-		if st := r.cat.State(); st.Pass != lv.syncPass || st.PassRunning && st.Scanner != os.Getpid() && !Scanning(r.cat.Store().DataDir()) {
+		// The setup pass stopped at a round limit. If another process
+		// walked on in it, or began another, the watches do not cover what
+		// it walked: set up again. Else it goes on after a pause: each
+		// round within the configured bounds, but not an interval apart
+		// (until it ends, changes in the part not walked yet are missed).
+		switch st := r.cat.State(); {
+		case st.Pass != lv.syncPass || st.PassRunning && st.Scanner != os.Getpid() && !Scanning(r.cat.Store().DataDir()):
 			lv.syncPass, lv.needSync = 0, true
+		case !st.PassRunning:
+			r.passEnded(st.Pass)
+		case time.Since(lv.syncRound) >= retryAfter:
+			r.syncWatches(ctx, false)
 		}
 	}
 	if lv.needSync {
-		r.syncWatches(ctx)
+		r.syncWatches(ctx, true)
 	}
 }
 
@@ -190,16 +198,18 @@ func (r *Refresher) stopWatching() {
 	lv.needSync, lv.carry = false, scan.Patch{}
 }
 
-// syncWatches walks everything anew with the watcher told of every
-// directory before it is listed: from its end on, the catalog follows the
+// syncWatches walks everything anew (fresh), or goes on with the setup
+// pass a round limit stopped, with the watcher told of every directory
+// before it is listed: from the pass's end on, the catalog follows the
 // disk.
-func (r *Refresher) syncWatches(ctx context.Context) {
+func (r *Refresher) syncWatches(ctx context.Context, fresh bool) {
 	lv := &r.live
 	r.waitGate(ctx, time.Time{})
 	r.sliceMu.Lock()
 	defer r.sliceMu.Unlock()
+	lv.syncRound = time.Now()
 	opt := r.scanOptions()
-	opt.Watch, opt.Fresh = lv.w, true
+	opt.Watch, opt.Fresh = lv.w, fresh
 	s, err := scan.TryStart(ctx, r.cat.Store(), opt)
 	if err != nil {
 		return // another process scans: try again at the next turn
@@ -211,7 +221,9 @@ func (r *Refresher) syncWatches(ctx context.Context) {
 	defer r.setRunning(false)
 	s.Progress = func(scan.State) { _ = r.cat.Sync(ctx) }
 	t0 := time.Now()
-	lv.key, lv.roots = walkSettings(opt), r.rootIdentities(opt.Roots)
+	if fresh {
+		lv.key, lv.roots = walkSettings(opt), r.rootIdentities(opt.Roots)
+	}
 	rd, err := s.RunRound(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -224,15 +236,18 @@ func (r *Refresher) syncWatches(ctx context.Context) {
 	lv.needSync = false
 	_ = r.cat.ForceSync(ctx)
 	if !rd.Finished {
-		// A round limit (R10): the rest of this pass waits for the next
-		// interval, walked with the watcher on; live when it ends.
+		// A round limit: the rest of this pass goes on after a pause
+		// (keepWatching), walked with the watcher on; live when it ends.
 		r.stopped = true
 		lv.syncPass = r.cat.State().Pass
-		lv.state.Why = "the watcher's first walk stopped at a round limit (discovery.maxDirectoriesPerRound or maxRoundMs) and goes on at the next refresh"
+		lv.state.Why = fmt.Sprintf("the watcher's walk of every root stopped at discovery.%s and goes on in %s", rd.Truncated, retryAfter)
 		r.publishWatch()
 		return
 	}
-	lv.passCost = time.Since(t0)
+	if fresh {
+		lv.passCost = time.Since(t0)
+	}
+	lv.syncPass = 0
 	r.markLive()
 }
 

@@ -74,9 +74,22 @@ func TestLoopConvergesAfterAnOverflow(t *testing.T) {
 	l := startLoop(t)
 	l.waitLive(t)
 	root := l.opt.Roots[0]
+	bulk := filepath.Join(root, "bulk")
+	if err := os.Mkdir(bulk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l.waitFor(t, 30*time.Second, "the new directory watched", func(scan.State) bool {
+		s, _ := ReadWatchState(l.cat.Store().DataDir())
+		return s.Live && !s.Pending && s.Watches > 0 && s.Events > 0
+	})
 	var made []string
+	for i := range 40 { // directories first: 40 events at once in a watched directory
+		if err := os.Mkdir(filepath.Join(bulk, fmt.Sprintf("p%d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range 40 {
-		p := filepath.Join(root, "bulk", fmt.Sprintf("p%d", i))
+		p := filepath.Join(bulk, fmt.Sprintf("p%d", i))
 		fixture.Project(t, p)
 		made = append(made, p)
 	}
@@ -92,5 +105,35 @@ func TestLoopConvergesAfterAnOverflow(t *testing.T) {
 	if s.Overflows == 0 || s.LastOverflow.IsZero() {
 		t.Errorf("no overflow was forced: %+v", s)
 	}
+	l.waitLive(t)
+}
+
+// A patch too big for the round budget (an archive larger than
+// maxDirectoriesPerRound renamed into place) falls back to walking
+// everything, in rounds within the budget: the catalog converges and
+// follows the disk again, an interval (an hour here) before the periodic
+// refresh would.
+func TestResyncPastARoundLimitConverges(t *testing.T) {
+	l := startLoop(t)
+	l.waitLive(t)
+	l.roundDirs.Store(30)
+	root := l.opt.Roots[0]
+	staging := filepath.Join(fixture.TempDir(t), "archive")
+	var made []string
+	for i := range 30 {
+		fixture.Project(t, filepath.Join(staging, fmt.Sprintf("p%d", i)))
+		made = append(made, filepath.Join(root, "bulk", fmt.Sprintf("p%d", i)))
+	}
+	if err := os.Rename(staging, filepath.Join(root, "bulk")); err != nil {
+		t.Fatal(err)
+	}
+	l.waitFor(t, 120*time.Second, "every project of the archive, in rounds of 30 directories", func(scan.State) bool {
+		for _, p := range made {
+			if !l.presentAt(p) {
+				return false
+			}
+		}
+		return true
+	})
 	l.waitLive(t)
 }
