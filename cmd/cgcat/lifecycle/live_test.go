@@ -76,8 +76,8 @@ func (r *run) checkLive(op string, before map[int]placeState) {
 			exp = append(exp, liveExpect{word: p.word(), path: p.path, present: true, what: fmt.Sprintf("#%d at %s", p.key, r.rel(p.path))})
 		}
 	}
+	r.stormOverflowed()
 	if len(exp) == 0 || r.frozen() {
-		r.storm = nil
 		return
 	}
 	r.awaitLive(op, exp)
@@ -127,7 +127,6 @@ func (r *run) awaitLive(op string, exp []liveExpect) {
 			pending++
 		}
 		if pending == 0 {
-			r.stormOverflowed()
 			r.stats.liveChecked += len(exp)
 			r.log("live: %s shown everywhere after %s (%d changes)", op, time.Since(start).Round(time.Millisecond), len(exp))
 			return
@@ -240,23 +239,48 @@ func (r *run) readWatch() watchFile {
 	return w
 }
 
-// stormOverflowed checks, after a storm's change showed everywhere, that
-// the storm did overflow the watcher (the forcing worked), when the same
-// process watched throughout.
+// stormOverflowed checks, after an event storm, that it did overflow the
+// watcher (the forcing worked) and that the watcher follows the disk again
+// within the deadline, when the same process watched throughout.
 func (r *run) stormOverflowed() {
 	before := r.storm
 	r.storm = nil
-	if before == nil {
+	if before == nil || before.Pid == 0 {
 		return
 	}
-	after := r.readWatch()
-	switch {
-	case after.Pid != before.Pid || before.Pid == 0:
-		r.log("event storm: the watcher changed (%d → %d); overflow not checked", before.Pid, after.Pid)
-	case after.Overflows <= before.Overflows:
-		r.fail("R42", "an event storm did not overflow the watcher", "overflows %d before the storm, %d after (CGCAT_WATCH_QUEUE=%d)", before.Overflows, after.Overflows, watchQueue)
-	default:
-		r.stats.overflowed++
+	deadline := time.Now().Add(liveDeadline)
+	for {
+		after := r.readWatch()
+		switch {
+		case after.Pid != before.Pid:
+			r.log("event storm: the watcher changed (%d → %d); overflow not checked", before.Pid, after.Pid)
+			return
+		case after.Overflows > before.Overflows && after.Live && !after.Pending:
+			r.stats.overflowed++
+			return
+		case time.Now().After(deadline):
+			r.fail("R42", "an event storm did not overflow the watcher, or it did not follow the disk again", "watcher before the storm %+v, %s later %+v (CGCAT_WATCH_QUEUE=%d)", *before, liveDeadline, after, watchQueue)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// awaitFollowing waits, in a settle, until one serve follows the disk
+// again (its watches set up after a restart, a takeover or a change of the
+// walk settings): only then may an answer say coverage complete.
+func (r *run) awaitFollowing() {
+	deadline := time.Now().Add(liveDeadline)
+	for {
+		w := r.readWatch()
+		if w.Live && !w.Pending && w.Pid != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.fail("R42", "no serve follows the disk after a settle", "%s after the settle's scans the watch state is %s", liveDeadline, r.watchState())
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
