@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // mcpclient live -config C -root R -data D [-events 50] [-idle 60s] [-bulk 100] [-storm 20000]
