@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/cgcat/cgcat/local/config"
@@ -12,7 +11,7 @@ import (
 
 type resolveOptions struct {
 	expect int
-	json   bool
+	json   jsonFlag
 }
 
 func newResolveCommand(g *globalOptions) *cobra.Command {
@@ -22,7 +21,7 @@ func newResolveCommand(g *globalOptions) *cobra.Command {
 		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
 		Long: "Show the current path and state of a project id (cg_ followed by 16 letters and digits) from an earlier answer, " +
 			"an old session or a GBrain card. `cgcat projects` shows the ids. The exit status is 0 when the project is " +
-			"there, 3 when the id is unknown, its project is missing or moved, not shared with this configuration, or " +
+			"there, 3 when the id is unknown, its project is missing or moved, not shared by this configuration, or " +
 			"changed since --expect-revision.",
 		Args: resolveArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -30,7 +29,7 @@ func newResolveCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "answer record_changed unless the record is at this revision")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the exact envelope the tool returns")
+	addJSONFlag(cmd.Flags(), &o.json, "print the exact envelope the tool returns")
 	return cmd
 }
 
@@ -63,12 +62,20 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err != nil {
 		return err
 	}
-	if o.json {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(e)
-	} else {
+	return printResolved(out, e, o.json)
+}
+
+// printResolved prints a resolve answer: the detail view, the envelope
+// (--json) or the chosen fields (--json FIELDS); the exit status says
+// whether the project is there.
+func printResolved(out io.Writer, e *server.Envelope, j jsonFlag) error {
+	var err error
+	switch {
+	case j.on && j.fields != nil:
+		err = writeFields(out, e.Projects, j.fields)
+	case j.on:
+		err = writeJSON(out, e)
+	default:
 		_, err = io.WriteString(out, renderResolve(e))
 	}
 	if err != nil {

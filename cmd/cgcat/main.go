@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -88,7 +89,7 @@ const exitStatusHelp = `Exit status (every command):
   2  usage: an unknown command or flag, a bad flag value, a missing or extra
      argument, or a value cgcat refuses to write (config init --root ~/code)
   3  not found: the project id you named is unknown, missing (moved or
-     deleted), not shared with this configuration, or changed (resolve, forget)`
+     deleted), not shared by this configuration, or changed (resolve, forget)`
 
 // exitError carries a specific exit code (e.g. doctor's "something is broken").
 type exitError struct {
@@ -114,7 +115,7 @@ func usagef(format string, a ...any) error {
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	root := newRootCommand(in, out, errOut)
-	root.SetArgs(args)
+	root.SetArgs(joinJSONFields(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
@@ -158,13 +159,13 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 		return false
 	}
 	if f := cmd.Flags().Lookup("json"); f.Changed {
-		return f.Value.String() == "true"
+		return f.Value.String() != "false" // true, or fields (--json name,projectPath)
 	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--json" || a == "--json=true" {
+		if a == "--json" || strings.HasPrefix(a, "--json=") && a != "--json=false" {
 			return true
 		}
 	}

@@ -26,7 +26,7 @@ func TestBuildOf(t *testing.T) {
 		want                build
 	}{
 		{"vcs stamping", "dev", "unknown", "unknown", stamped,
-			build{Version: "dev", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-07-01T10:00:00Z", Modified: true, Go: "go1.26.8"}},
+			build{Version: "dev+0123456789ab.dirty", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-07-01T10:00:00Z", Modified: true, Go: "go1.26.8"}},
 		{"ldflags win", "v1.2.0", "abc1234", "2026-08-01T00:00:00Z", stamped,
 			build{Version: "v1.2.0", Commit: "abc1234", Date: "2026-08-01T00:00:00Z", Modified: true, Go: "go1.26.8"}},
 		{"go install of a release", "dev", "unknown", "unknown", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.3.0"}},
@@ -45,7 +45,7 @@ func TestBuildOf(t *testing.T) {
 			}
 		})
 	}
-	if s := buildOf("dev", "unknown", "unknown", stamped).oneLine(); s != "dev (commit 0123456789abcdef0123456789abcdef01234567, with uncommitted changes, built 2026-07-01T10:00:00Z)" {
+	if s := buildOf("dev", "unknown", "unknown", stamped).oneLine(); s != "dev+0123456789ab.dirty (commit 0123456789abcdef0123456789abcdef01234567, with uncommitted changes, built 2026-07-01T10:00:00Z)" {
 		t.Errorf("oneLine: %s", s)
 	}
 }
