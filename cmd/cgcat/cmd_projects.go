@@ -64,7 +64,7 @@ projects related to it first.`,
 			return runProjects(cmd.Context(), g, o, strings.Join(args, " "), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().IntVar(&o.limit, "limit", server.DefaultLimit, fmt.Sprintf("how many projects per page (1-%d; default: what fits the terminal, every one in a pipe, %d with --json)", server.MaxLimit, server.DefaultLimit))
+	cmd.Flags().IntVar(&o.limit, "limit", server.DefaultLimit, fmt.Sprintf("how many projects per page (1-%d) (default: what fits the terminal; every one in a pipe; %d with --json)", server.MaxLimit, server.DefaultLimit))
 	cmd.Flags().IntVar(&o.page, "page", 1, "which page to show (1 is the first)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "show every page")
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "your workspace directory (default: the current directory; a ranking hint: its own project goes last, related ones first; --workspace= for none)")
@@ -179,9 +179,12 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 
 // printListing prints an answer in its layout.
 func printListing(out, errOut io.Writer, g *globalOptions, t termOut, lay layout, e *server.Envelope, o *projectsOptions, query string, pages int) error {
-	if e.Status == server.StatusSetupRequired && lay != layoutJSON && lay != layoutFields {
+	if e.Status == server.StatusSetupRequired {
+		// Said once, on stderr; --json still prints the answer on stdout.
 		fmt.Fprintln(errOut, notSetUp(g))
-		return nil
+		if lay != layoutJSON && lay != layoutFields {
+			return nil
+		}
 	}
 	switch lay {
 	case layoutJSON:

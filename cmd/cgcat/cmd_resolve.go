@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/cgcat/cgcat/local/store"
 
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
@@ -17,20 +21,45 @@ type resolveOptions struct {
 func newResolveCommand(g *globalOptions) *cobra.Command {
 	o := &resolveOptions{}
 	cmd := &cobra.Command{
-		Use:   "resolve ID",
+		Use:   "resolve ID|NAME",
 		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
 		Long: "Show the current path and state of a project id (cg_ followed by 16 letters and digits) from an earlier answer, " +
-			"an old session or a GBrain card. `cgcat projects` shows the ids. The exit status is 0 when the project is " +
+			"an old session or a GBrain card, or of the one project a NAME stands for (picked as `cgcat path` picks; " +
+			"exit status 1 with the candidates on stderr when it names no single project). `cgcat projects` shows the ids. The exit status is 0 when the project is " +
 			"there, 3 when the id is unknown, its project is missing or moved, not shared by this configuration, or " +
 			"changed since --expect-revision.",
 		Args: resolveArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runResolve(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			id := args[0]
+			if byName(id) {
+				// A person types names (`cgcat resolve tiny<TAB>`): the one
+				// project a name stands for, picked as `cgcat path` picks.
+				t, err := termOf(g, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				pk, err := pickProject(cmd.Context(), g, id, currentDir(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if pk.project == nil {
+					return notPicked(pk, id, t, cmd.ErrOrStderr())
+				}
+				id = pk.project.ProjectID
+			}
+			return runResolve(cmd.Context(), g, o, id, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "answer record_changed unless the record is at this revision")
 	addJSONFlag(cmd.Flags(), &o.json, "print the exact envelope the tool returns")
 	return cmd
+}
+
+// byName reports an argument of resolve that is a name rather than an id:
+// not an id, not shaped like one (cg_…), and not a path (which resolve
+// refuses, as the tool does).
+func byName(arg string) bool {
+	return !store.ValidProjectID(arg) && !strings.HasPrefix(arg, "cg_") && !filepath.IsAbs(arg) && !strings.HasPrefix(arg, "~") && !strings.HasPrefix(arg, ".")
 }
 
 // resolveArgs: exactly one id.

@@ -165,7 +165,7 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 		if a == "--" {
 			break
 		}
-		if a == "--json" || strings.HasPrefix(a, "--json=") && a != "--json=false" {
+		if v, ok := strings.CutPrefix(a, "--json="); a == "--json" || ok && (v == "true" || isFieldList(v)) {
 			return true
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path"
-	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -96,14 +94,7 @@ func names(p server.Project, words string) bool {
 	if want == "" {
 		return false
 	}
-	forms := []string{p.Name, path.Base(p.Name)}
-	for _, pk := range p.Packages {
-		forms = append(forms, pk, path.Base(pk), pk[strings.LastIndexAny(pk, ":/")+1:])
-	}
-	if p.ProjectPath != nil {
-		forms = append(forms, filepath.Base(*p.ProjectPath))
-	}
-	for _, f := range forms {
+	for _, f := range nameForms(p) {
 		if squash(f) == want {
 			return true
 		}

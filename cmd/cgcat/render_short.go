@@ -184,7 +184,7 @@ func fitLeft(s string, n int) string {
 func writeNotes(errOut io.Writer, e *server.Envelope, query string, t termOut) {
 	what := ""
 	if strings.TrimSpace(query) != "" {
-		what = " matches " + quoted(query)
+		what = " matching " + quoted(query)
 	}
 	switch e.Status {
 	case server.StatusOK:
