@@ -104,6 +104,14 @@ func TestVersionFromVCS(t *testing.T) {
 	if b.Commit != head || b.Date != "2001-02-03T04:05:06Z" || b.Modified {
 		t.Fatalf("a clean checkout at %s: %+v", head, b)
 	}
+	// Issue 25: the module's pseudo-version, and the same string from
+	// doctor and the MCP serverInfo (they said "dev").
+	if want := "v0.0.0-20010203040506-" + head[:12]; b.Version != want {
+		t.Fatalf("version %q, want the module's pseudo-version %q", b.Version, want)
+	}
+	if v := checkOneVersion(t, bin); v != b.Version {
+		t.Fatalf("%q != %q", v, b.Version)
+	}
 	text := runIn(repo, nil, bin, "version")
 	if !strings.Contains(text, "commit "+head+"\nbuilt 2001-02-03T04:05:06Z\n") {
 		t.Fatalf("cgcat version:\n%s", text)
