@@ -26,7 +26,7 @@ import (
 // TestMoreLineIsShellQuoted: the "more:" command of a page, pasted into a
 // real shell, gives back every word as typed — an apostrophe, a backslash,
 // a dollar and a control character included (the line used to be passed
-// through local.Printable, which doubled the backslash of '\'').
+// through local.Printable, which doubled the backslash of '\”).
 func TestMoreLineIsShellQuoted(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
