@@ -114,7 +114,9 @@ func writeShort(out io.Writer, t termOut, ps []server.Project) error {
 		if words != "" {
 			room -= cells(words) + 2
 		}
-		path = fitLeft(path, max(room, 12))
+		if t.tty { // a pipe or a log keeps the whole path
+			path = fitLeft(path, max(room, 12))
+		}
 		line := t.paint(color, mark) + " " + t.paint(sgrBold, name) + strings.Repeat(" ", col-cells(name)) + "  " + path
 		if words != "" {
 			line += "  " + t.paint(sgrYellow, words)
