@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cgcat/cgcat/local"
@@ -68,7 +69,7 @@ func stateMark(p server.Project) (mark, color, words string) {
 // weaker reports a hit the search marked as a weaker match than the
 // exact one above it.
 func weaker(p server.Project) bool {
-	return len(p.Reason) > 0 && strings.HasPrefix(p.Reason[0], "weaker match")
+	return slices.ContainsFunc(p.Reason, func(r string) bool { return strings.HasPrefix(r, "weaker match") })
 }
 
 // shortPath shows a path with the home directory as ~.
