@@ -1,133 +1,39 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
+	"github.com/cgcat/cgcat/local"
 )
 
-// Where each host keeps its user configuration, from this process's
-// environment (the same variables the hosts read).
+// Where each host keeps its files (from this process's environment, the
+// same variables the hosts read), and what install leaves in cgcat's own
+// state directory: one folder of backups per host, and the record of the
+// files and folders install created, so that uninstall can take away what
+// it made and left empty.
 
-// promptPolicy says, for a person, whether host asks before running our
-// tools without a rule (measured with the versions the tests pin).
-func promptPolicy(host string) string {
-	switch host {
-	case hostCodex:
-		return "Codex runs tools annotated readOnlyHint (both of cgcat's) without asking"
-	case hostOpenCode:
-		return "OpenCode runs MCP tools without asking unless its permission settings say otherwise"
-	case hostClaude:
-		return "Claude Code ignores readOnlyHint: without an allow rule it asks before every call, and `claude -p` refuses the call"
-	}
-	return "Gemini CLI ignores readOnlyHint: without an allow rule it asks before every call, and `gemini -p` does not offer the tools at all"
+// keepBackups is how many backups of one file a host's folder keeps.
+const keepBackups = 5
+
+// hostEnv is the environment hosts read their locations from.
+func hostEnv() hostconfig.Env {
+	home, _ := os.UserHomeDir()
+	return hostconfig.Env{Home: home, Getenv: os.Getenv}
 }
 
-func userHome() (string, error) {
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the home directory: %v", err)
-	}
-	return h, nil
-}
-
-// claudeFiles are Claude Code's user MCP file and settings file.
-func claudeFiles() (mcpFile, settings string, err error) {
-	home, err := userHome()
-	dir := os.Getenv("CLAUDE_CONFIG_DIR")
-	if err != nil && dir == "" {
-		return "", "", err
-	}
-	mcpFile, settings = hostconfig.ClaudePaths(dir, home)
-	return mcpFile, settings, nil
-}
-
-// geminiFiles are Gemini CLI's settings file and the policy file cgcat
-// owns for the entry called name.
-func geminiFiles(name string) (settings, policy string, err error) {
-	home, err := userHome()
-	dir := os.Getenv("GEMINI_CLI_HOME")
-	if err != nil && dir == "" {
-		return "", "", err
-	}
-	settings, policy = hostconfig.GeminiPaths(dir, home, name)
-	return settings, policy, nil
-}
-
-// codexConfigFile is $CODEX_HOME/config.toml, else ~/.codex/config.toml.
-func codexConfigFile() (string, error) {
-	home := os.Getenv("CODEX_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find the Codex config: no $CODEX_HOME and no home directory (%v)", err)
-		}
-		home = filepath.Join(h, ".codex")
-	}
-	home, err := filepath.Abs(home)
-	if err != nil {
-		return "", err
-	}
-	return hostconfig.CodexPath(home), nil
-}
-
-// opencodeConfigDir is the directory whose opencode.json(c) we edit: the
-// project directory when given, else $XDG_CONFIG_HOME/opencode, else
-// ~/.config/opencode.
-func opencodeConfigDir(project string) (string, error) {
-	if project != "" {
-		abs, err := filepath.Abs(project)
-		if err != nil {
-			return "", err
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return "", fmt.Errorf("--project %s: %w", abs, errors.Unwrap(err))
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("--project %s is not a directory", abs)
-		}
-		return abs, nil
-	}
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "opencode"), nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the OpenCode config: no $XDG_CONFIG_HOME and no home directory (%v)", err)
-	}
-	return filepath.Join(h, ".config", "opencode"), nil
-}
-
-// hostFile returns the file to edit for host and whether it exists. For
-// OpenCode a missing file means opencode.json in the config directory.
-func hostFile(host, project string) (path string, exists bool, err error) {
-	switch host {
-	case hostCodex:
-		path, err = codexConfigFile()
-	case hostClaude:
-		path, _, err = claudeFiles()
-	case hostGemini:
-		path, _, err = geminiFiles(hostconfig.DefaultName)
-	default:
-		var dir string
-		dir, err = opencodeConfigDir(project)
-		if err != nil {
-			return "", false, err
-		}
-		path, err = hostconfig.FindOpenCode(dir)
-		if err != nil {
-			return "", false, err
-		}
-		if path == "" {
-			path = filepath.Join(dir, hostconfig.OpenCodeJSON)
-		}
-	}
-	if err != nil {
+// hostFile returns the file to edit for h and whether it exists.
+func hostFile(h *hostconfig.Host, env hostconfig.Env, project string) (path string, exists bool, err error) {
+	if path, err = h.ConfigFile(env, project); err != nil {
 		return "", false, err
 	}
 	_, serr := os.Stat(path)
@@ -138,4 +44,171 @@ func hostFile(host, project string) (path string, exists bool, err error) {
 		return path, false, nil
 	}
 	return "", false, serr
+}
+
+// stateDir is cgcat's state directory: $XDG_STATE_HOME/cgcat, else
+// ~/.local/state/cgcat ("" without a home directory).
+func stateDir() string {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "cgcat")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "cgcat")
+}
+
+// backupsOf is where the backups of h's files go: its own folder under
+// the state directory, keeping the last few of each file (next to the file
+// when there is no state directory).
+func backupsOf(h *hostconfig.Host) hostconfig.Backups {
+	dir := stateDir()
+	if dir == "" {
+		return hostconfig.Backups{}
+	}
+	return hostconfig.Backups{Dir: filepath.Join(dir, "backups", h.Name), Keep: keepBackups}
+}
+
+// created is what install made for one host: folders and files that did
+// not exist before.
+type created struct {
+	Dirs  []string `json:"dirs,omitempty"`
+	Files []string `json:"files,omitempty"`
+}
+
+func createdFile(h *hostconfig.Host) string {
+	dir := stateDir()
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "installed", h.Name+".json")
+}
+
+func loadCreated(h *hostconfig.Host) created {
+	var c created
+	if p := createdFile(h); p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			_ = json.Unmarshal(b, &c) // a damaged record forgets, it never removes more
+		}
+	}
+	return c
+}
+
+func saveCreated(h *hostconfig.Host, c created) error {
+	p := createdFile(h)
+	if p == "" {
+		return nil
+	}
+	if len(c.Dirs) == 0 && len(c.Files) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		_ = os.Remove(filepath.Dir(p)) // only when empty
+		return nil
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".installed-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// recordCreated adds folders and files to h's record.
+func recordCreated(h *hostconfig.Host, dirs, files []string) error {
+	if len(dirs) == 0 && len(files) == 0 {
+		return nil
+	}
+	c := loadCreated(h)
+	for _, d := range dirs {
+		if !slices.Contains(c.Dirs, d) {
+			c.Dirs = append(c.Dirs, d)
+		}
+	}
+	for _, f := range files {
+		if !slices.Contains(c.Files, f) {
+			c.Files = append(c.Files, f)
+		}
+	}
+	if err := saveCreated(h, c); err != nil {
+		return fmt.Errorf("recording what install created: %w", err)
+	}
+	return nil
+}
+
+func wasCreated(h *hostconfig.Host, file string) bool {
+	return slices.Contains(loadCreated(h).Files, file)
+}
+
+// mkdirRecorded creates dir and its missing parents with mode and returns
+// the folders it created.
+func mkdirRecorded(dir string, mode fs.FileMode) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return nil, err
+	}
+	return missing, nil
+}
+
+// removeCreatedFile removes a file install created (after a backup) and
+// forgets it.
+func removeCreatedFile(h *hostconfig.Host, path string, o *installOptions) (backup string, err error) {
+	now := time.Now
+	if o.now != nil {
+		now = o.now
+	}
+	if backup, err = hostconfig.RemoveWithBackup(path, now(), backupsOf(h)); err != nil {
+		return backup, fmt.Errorf("%s: %w", path, err)
+	}
+	c := loadCreated(h)
+	c.Files = slices.DeleteFunc(c.Files, func(f string) bool { return f == path })
+	return backup, saveCreated(h, c)
+}
+
+// removeCreatedDirs removes the folders install created that are empty
+// now, deepest first, and forgets what no longer exists.
+func removeCreatedDirs(h *hostconfig.Host, out io.Writer) error {
+	c := loadCreated(h)
+	if len(c.Dirs) == 0 && len(c.Files) == 0 {
+		return nil
+	}
+	dirs := slices.Clone(c.Dirs)
+	slices.SortFunc(dirs, func(a, b string) int {
+		return strings.Count(b, string(filepath.Separator)) - strings.Count(a, string(filepath.Separator))
+	})
+	for _, d := range dirs {
+		if ents, err := os.ReadDir(d); err == nil && len(ents) == 0 && os.Remove(d) == nil {
+			fmt.Fprintf(out, "removed the empty folder %s, which cgcat's install had created\n", local.Printable(d))
+		}
+	}
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	c.Dirs = slices.DeleteFunc(c.Dirs, func(d string) bool { return !exists(d) })
+	c.Files = slices.DeleteFunc(c.Files, func(f string) bool { return !exists(f) })
+	return saveCreated(h, c)
 }

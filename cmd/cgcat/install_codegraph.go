@@ -7,12 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
-	"github.com/cgcat/cgcat/cmd/cgcat/hostlaunch"
 	"github.com/cgcat/cgcat/local"
 )
 
@@ -20,81 +17,72 @@ import (
 // CodeGraph entry, and the allow rules of the hosts that ignore
 // readOnlyHint.
 
-// findNativeCodeGraph finds CodeGraph's own MCP server in a host file.
-func findNativeCodeGraph(host string, src []byte) (hostconfig.Server, bool) {
+// findNativeCodeGraph reads a host file's servers and finds CodeGraph's
+// own MCP server among them.
+func findNativeCodeGraph(h *hostconfig.Host, src []byte) ([]hostconfig.Server, hostconfig.Server, bool) {
 	if len(src) == 0 {
-		return hostconfig.Server{}, false
+		return nil, hostconfig.Server{}, false
 	}
-	servers, err := hostconfig.ReadServers(host, src)
+	servers, err := h.ReadServers(src)
 	if err != nil {
-		return hostconfig.Server{}, false // the upsert reports the file
+		return nil, hostconfig.Server{}, false // the upsert reports the file
 	}
-	return hostconfig.FindCodeGraph(servers)
+	s, ok := hostconfig.FindCodeGraph(servers)
+	return servers, s, ok
 }
 
-// codegraphTimeout bounds starting CodeGraph's entry from install.
-const codegraphTimeout = 30 * time.Second
-
-// reportNativeCodeGraph says whether the host has CodeGraph's own server,
-// and (when start, so not for --dry-run) starts it to check it offers
-// codegraph_explore with projectPath.
-func reportNativeCodeGraph(ctx context.Context, host, file string, s hostconfig.Server, found, start bool, out io.Writer) {
-	if !found {
-		fmt.Fprintf(out, "warning: %s has no CodeGraph MCP server (codegraph serve --mcp): agents can find projects with cgcat but cannot read their code\n", local.Printable(file))
-		fmt.Fprintf(out, "  fix: %s (npm install -g %s first if needed), then run `cgcat install %s` again so cgcat names it\n", hostconfig.CodeGraphAddCommand(host), hostconfig.CodeGraphPackage, host)
-		return
+// reportNativeCodeGraph runs doctor's CodeGraph checks on the host's
+// servers (so install and doctor give every finding the same severity)
+// and prints them; broken is true when one of them is a problem (✗). When
+// start is false (--dry-run) CodeGraph's entry is not started.
+func reportNativeCodeGraph(ctx context.Context, h *hostconfig.Host, file string, servers []hostconfig.Server, e hostconfig.Entry, start bool, out io.Writer) (broken bool) {
+	if s, ok := hostconfig.FindCodeGraph(servers); ok && s.Name != hostconfig.DefaultCodeGraphServer && s.Disabled == "" {
+		fmt.Fprintf(out, "  CodeGraph: cgcat's answers name CodeGraph's MCP server %q (--codegraph-server %s)\n", local.Printable(s.Name), local.Printable(s.Name))
 	}
-	desc := fmt.Sprintf("CodeGraph's MCP server %q", s.Name)
-	if s.Disabled != "" {
-		fmt.Fprintf(out, "warning: %s is disabled (%s) in %s: agents cannot read code until it is enabled\n", desc, s.Disabled, local.Printable(file))
-		return
+	in := doctor.HostInput{Host: h, Env: hostEnv(), File: file, Name: e.Name, Environ: os.Environ(), Dir: os.TempDir(),
+		Install: "cgcat install " + h.Name, CgcatVersion: version, SkipStart: !start}
+	for _, c := range doctor.CodeGraph(ctx, in, servers, hostconfig.Server{Name: e.Name, Command: e.Command, Args: e.Args()}) {
+		switch c.Status {
+		case doctor.Fail:
+			broken = true
+			fmt.Fprintf(out, "problem: %s\n", c.What)
+		case doctor.Warn:
+			fmt.Fprintf(out, "warning: %s\n", c.What)
+		default:
+			fmt.Fprintf(out, "  CodeGraph: %s\n", c.What)
+		}
+		if c.Fix != "" {
+			fmt.Fprintf(out, "  fix: %s\n", c.Fix)
+		}
 	}
-	if s.Name != hostconfig.DefaultCodeGraphServer {
-		fmt.Fprintf(out, "  CodeGraph: cgcat's answers name %s (--codegraph-server %s)\n", desc, s.Name)
-	}
-	if !start {
-		return
-	}
-	l := hostlaunch.For(host, s, os.Environ(), os.TempDir())
-	l.Timeout = max(l.Timeout, codegraphTimeout)
-	hs, err := hostlaunch.Start(ctx, l, "cgcat-install", version)
-	if err == nil {
-		err = hostlaunch.CheckExplore(hs)
-	}
-	switch {
-	case errors.Is(err, hostlaunch.ErrBackendIncompatible):
-		fmt.Fprintf(out, "warning: %s: %v\n  fix: upgrade CodeGraph (npm install -g %s@latest)\n", desc, err, hostconfig.CodeGraphPackage)
-	case err != nil:
-		fmt.Fprintf(out, "warning: %s does not start: %v\n  fix: run `%s` yourself to see why; `cgcat doctor` checks it again\n", desc, err, doctor.QuoteArgs(append([]string{s.Command}, s.Args...)))
-	default:
-		fmt.Fprintf(out, "  CodeGraph: %s (%s %s) offers %s with projectPath\n", desc, hs.ServerName, hs.ServerVersion, hostlaunch.ExploreTool)
-	}
+	return broken
 }
 
 // installAllowRules writes (with --allow-tools) or mentions the allow rule
 // of a host that ignores readOnlyHint.
-func installAllowRules(host string, o *installOptions, out io.Writer) (changed bool, err error) {
-	if host != hostClaude && host != hostGemini {
+func installAllowRules(h *hostconfig.Host, env hostconfig.Env, o *installOptions, out io.Writer) (changed bool, err error) {
+	if h.Allow == nil {
 		return false, nil
 	}
-	file, before, after, what, err := allowEdit(host, o.name, true)
+	file, before, after, err := allowEdit(h, env, o.name, true)
 	if err != nil {
 		return false, err
 	}
 	shown := local.Printable(file)
+	what := h.Allow.Describe(o.name)
 	if string(before) == string(after) {
-		fmt.Fprintf(out, "  allow rule: %s already lets %s run %s and %s without asking\n", shown, hostTitle(host), hostconfig.ToolProjects, hostconfig.ToolResolve)
+		fmt.Fprintf(out, "  allow rule: %s already lets %s run %s and %s without asking\n", shown, h.Title, hostconfig.ToolProjects, hostconfig.ToolResolve)
 		return false, nil
 	}
 	if !o.allowTools {
-		fmt.Fprintf(out, "note: %s.\n  To allow exactly cgcat's two tools: cgcat install %s --allow-tools (adds %s to %s)\n", promptPolicy(host), host, what, shown)
+		fmt.Fprintf(out, "note: %s.\n  To allow exactly cgcat's two tools: cgcat install %s --allow-tools (adds %s to %s)\n", h.PromptPolicy, h.Name, what, shown)
 		return false, nil
 	}
 	if o.dryRun {
 		fmt.Fprint(out, hostconfig.UnifiedDiff(file, before, after))
 		return false, nil
 	}
-	backup, err := writeHostFile(host, file, after, o)
+	backup, err := writeHostFile(h, file, after, o)
 	if err != nil {
 		return false, err
 	}
@@ -104,11 +92,11 @@ func installAllowRules(host string, o *installOptions, out io.Writer) (changed b
 }
 
 // uninstallAllowRules removes what --allow-tools wrote.
-func uninstallAllowRules(host string, o *installOptions, out io.Writer) (changed bool, err error) {
-	if host != hostClaude && host != hostGemini {
+func uninstallAllowRules(h *hostconfig.Host, env hostconfig.Env, o *installOptions, out io.Writer) (changed bool, err error) {
+	if h.Allow == nil {
 		return false, nil
 	}
-	file, before, after, what, err := allowEdit(host, o.name, false)
+	file, before, after, err := allowEdit(h, env, o.name, false)
 	if err != nil || string(before) == string(after) {
 		return false, err
 	}
@@ -117,61 +105,42 @@ func uninstallAllowRules(host string, o *installOptions, out io.Writer) (changed
 		fmt.Fprint(out, hostconfig.UnifiedDiff(file, before, after))
 		return false, nil
 	}
-	if after == nil { // Gemini's policy file is ours as a whole
-		if err := os.Remove(file); err != nil {
+	gone := after == nil || (wasCreated(h, file) && h.Allow.Leftover != nil && h.Allow.Leftover(after))
+	if gone {
+		backup, err := removeCreatedFile(h, file, o)
+		if err != nil {
 			return false, err
 		}
 		fmt.Fprintf(out, "removed the allow rule %s\n", shown)
+		if after != nil {
+			printBackup(out, backup)
+		}
 		return true, nil
 	}
-	backup, err := writeHostFile(host, file, after, o)
+	backup, err := writeHostFile(h, file, after, o)
 	if err != nil {
 		return false, err
 	}
-	fmt.Fprintf(out, "removed the allow rule (%s) from %s\n", what, shown)
+	fmt.Fprintf(out, "removed the allow rule (%s) from %s\n", h.Allow.Describe(o.name), shown)
 	printBackup(out, backup)
 	return true, nil
 }
 
-// allowEdit computes the allow-rule file of host before and after adding
-// (or removing) the rule for the entry called name. after is nil when the
-// file goes away; what describes the rule.
-func allowEdit(host, name string, add bool) (file string, before, after []byte, what string, err error) {
-	if host == hostClaude {
-		_, file, err = claudeFiles()
-		if err != nil {
-			return "", nil, nil, "", err
-		}
-		rules := hostconfig.ClaudeAllowRules(name)
-		what = "permissions.allow " + strings.Join(rules, ", ")
-		if before, err = readIfExists(file); err != nil {
-			return "", nil, nil, "", err
-		}
-		edit := hostconfig.RemoveFromList
-		if add {
-			edit = hostconfig.AddToList
-		}
-		after, _, err = edit(before, hostconfig.ClaudeAllowPath, rules)
-		if err != nil {
-			return "", nil, nil, "", fmt.Errorf("%s: %w", local.Printable(file), err)
-		}
-		return file, before, after, what, nil
-	}
-	_, file, err = geminiFiles(name)
+// allowEdit computes the allow-rule file of h before and after adding (or
+// removing) the rule for the entry called name; after is nil when the file
+// goes away.
+func allowEdit(h *hostconfig.Host, env hostconfig.Env, name string, add bool) (file string, before, after []byte, err error) {
+	file, err = h.Allow.File(env, name)
 	if err != nil {
-		return "", nil, nil, "", err
+		return "", nil, nil, err
 	}
-	what = fmt.Sprintf("a policy rule allowing %s and %s of server %q", hostconfig.ToolProjects, hostconfig.ToolResolve, name)
 	if before, err = readIfExists(file); err != nil {
-		return "", nil, nil, "", err
+		return "", nil, nil, err
 	}
-	if before != nil && !hostconfig.IsGeminiPolicy(before) {
-		return "", nil, nil, "", fmt.Errorf("%s exists and was not written by cgcat; move it aside (or rename the entry with --name), then run again", local.Printable(file))
+	if after, err = h.Allow.Edit(before, name, add); err != nil {
+		return "", nil, nil, fmt.Errorf("%s: %w", local.Printable(file), err)
 	}
-	if add {
-		after = []byte(hostconfig.GeminiPolicy(name))
-	}
-	return file, before, after, what, nil
+	return file, before, after, nil
 }
 
 func readIfExists(path string) ([]byte, error) {
