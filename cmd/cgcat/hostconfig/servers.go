@@ -147,12 +147,23 @@ func IsCodeGraph(s Server) bool {
 	return named && slices.Contains(s.Args, "serve") && slices.Contains(s.Args, "--mcp")
 }
 
-// FindCodeGraph returns the name of the entry that starts CodeGraph's MCP
-// server: an enabled one first, and the conventional name before others.
+// IsCodeGraphHTTP reports whether s is CodeGraph's MCP server reached over
+// HTTP: a URL entry under CodeGraph's conventional name, or whose URL names
+// codegraph. A URL alone cannot say more; doctor checks what it can of
+// such an entry (the path space, seed section 10).
+func IsCodeGraphHTTP(s Server) bool {
+	if s.URL == "" {
+		return false
+	}
+	return s.Name == DefaultCodeGraphServer || strings.Contains(strings.ToLower(s.URL), "codegraph")
+}
+
+// FindCodeGraph returns CodeGraph's own entry: an enabled one first, a
+// stdio one before one over HTTP, and the conventional name before others.
 func FindCodeGraph(servers []Server) (Server, bool) {
 	var found []Server
 	for _, s := range servers {
-		if IsCodeGraph(s) {
+		if IsCodeGraph(s) || IsCodeGraphHTTP(s) {
 			found = append(found, s)
 		}
 	}
@@ -163,6 +174,9 @@ func FindCodeGraph(servers []Server) (Server, bool) {
 		a, b := found[i], found[j]
 		if (a.Disabled == "") != (b.Disabled == "") {
 			return a.Disabled == ""
+		}
+		if (a.URL == "") != (b.URL == "") {
+			return a.URL == ""
 		}
 		return a.Name == DefaultCodeGraphServer && b.Name != DefaultCodeGraphServer
 	})
