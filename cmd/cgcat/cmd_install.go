@@ -272,6 +272,10 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 	if nativeFound {
 		e.CodeGraphServer = native.Name
 	}
+	var missing []string // what the upsert adds around the entry
+	if !h.SnippetTOML {
+		missing = hostconfig.MissingPath(before, []string{h.ServersKey})
+	}
 	after, changed, err := h.Upsert(before, e, o.force)
 	var conflict *hostconfig.ConflictError
 	if errors.As(err, &conflict) && o.dryRun {
@@ -299,6 +303,9 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
 	default:
 		backup, err := writeHostFile(h, path, after, o)
+		if err == nil {
+			err = recordKey(h, path, []string{h.ServersKey}, missing)
+		}
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -382,6 +389,9 @@ func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, name s
 // file when install created it and nothing else is in it now.
 func removeEntry(h *hostconfig.Host, path string, after []byte, o *installOptions, out io.Writer) error {
 	shown := local.Printable(path)
+	if !h.SnippetTOML {
+		after = pruneRecorded(h, path, []string{h.ServersKey}, after)
+	}
 	if wasCreated(h, path) && h.Leftover != nil && h.Leftover(after) {
 		backup, err := removeCreatedFile(h, path, o)
 		if err != nil {

@@ -75,6 +75,16 @@ func backupsOf(h *hostconfig.Host) hostconfig.Backups {
 type created struct {
 	Dirs  []string `json:"dirs,omitempty"`
 	Files []string `json:"files,omitempty"`
+	// Keys are members install added to a user's JSON file.
+	Keys []createdKey `json:"keys,omitempty"`
+}
+
+// createdKey: install's edit of File created the member Path[:Created]
+// (and what is below it, down to Path).
+type createdKey struct {
+	File    string   `json:"file"`
+	Path    []string `json:"path"`
+	Created int      `json:"created"`
 }
 
 func createdFile(h *hostconfig.Host) string {
@@ -100,7 +110,7 @@ func saveCreated(h *hostconfig.Host, c created) error {
 	if p == "" {
 		return nil
 	}
-	if len(c.Dirs) == 0 && len(c.Files) == 0 {
+	if len(c.Dirs) == 0 && len(c.Files) == 0 && len(c.Keys) == 0 {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -195,7 +205,7 @@ func removeCreatedFile(h *hostconfig.Host, path string, o *installOptions) (back
 // now, deepest first, and forgets what no longer exists.
 func removeCreatedDirs(h *hostconfig.Host, out io.Writer) error {
 	c := loadCreated(h)
-	if len(c.Dirs) == 0 && len(c.Files) == 0 {
+	if len(c.Dirs) == 0 && len(c.Files) == 0 && len(c.Keys) == 0 {
 		return nil
 	}
 	dirs := slices.Clone(c.Dirs)
@@ -210,5 +220,40 @@ func removeCreatedDirs(h *hostconfig.Host, out io.Writer) error {
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	c.Dirs = slices.DeleteFunc(c.Dirs, func(d string) bool { return !exists(d) })
 	c.Files = slices.DeleteFunc(c.Files, func(f string) bool { return !exists(f) })
+	c.Keys = slices.DeleteFunc(c.Keys, func(k createdKey) bool { return !exists(k.File) })
 	return saveCreated(h, c)
+}
+
+// recordKey notes that install's edit of file created the member at
+// path[:len(missing)] (missing is what MissingPath found before the edit).
+func recordKey(h *hostconfig.Host, file string, path, missing []string) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	c := loadCreated(h)
+	k := createdKey{File: file, Path: path, Created: len(missing)}
+	if !slices.ContainsFunc(c.Keys, func(o createdKey) bool { return o.File == file && slices.Equal(o.Path, path) }) {
+		c.Keys = append(c.Keys, k)
+	}
+	return saveCreated(h, c)
+}
+
+// pruneRecorded takes away from after (file's content once cgcat's entry
+// or rule is gone) the members install created at path and left empty,
+// and forgets them. A file that cannot be pruned is left as after.
+func pruneRecorded(h *hostconfig.Host, file string, path []string, after []byte) []byte {
+	c := loadCreated(h)
+	i := slices.IndexFunc(c.Keys, func(k createdKey) bool { return k.File == file && slices.Equal(k.Path, path) })
+	if i < 0 {
+		return after
+	}
+	out, changed, err := hostconfig.PruneEmpty(after, path, c.Keys[i].Created)
+	if err != nil || !changed {
+		return after
+	}
+	c.Keys = slices.Delete(c.Keys, i, i+1)
+	if saveCreated(h, c) != nil {
+		return after
+	}
+	return out
 }

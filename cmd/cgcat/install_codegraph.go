@@ -83,6 +83,9 @@ func installAllowRules(h *hostconfig.Host, env hostconfig.Env, o *installOptions
 		return false, nil
 	}
 	backup, err := writeHostFile(h, file, after, o)
+	if err == nil && h.Allow.Path != nil {
+		err = recordKey(h, file, h.Allow.Path, hostconfig.MissingPath(before, h.Allow.Path))
+	}
 	if err != nil {
 		return false, err
 	}
@@ -104,6 +107,9 @@ func uninstallAllowRules(h *hostconfig.Host, env hostconfig.Env, o *installOptio
 	if o.dryRun {
 		fmt.Fprint(out, hostconfig.UnifiedDiff(file, before, after))
 		return false, nil
+	}
+	if after != nil && h.Allow.Path != nil {
+		after = pruneRecorded(h, file, h.Allow.Path, after)
 	}
 	gone := after == nil || (wasCreated(h, file) && h.Allow.Leftover != nil && h.Allow.Leftover(after))
 	if gone {

@@ -47,6 +47,7 @@ var _ = register(&Host{
 			return settings, nil
 		},
 		Describe: func(name string) string { return "permissions.allow " + strings.Join(ClaudeAllowRules(name), ", ") },
+		Path:     ClaudeAllowPath,
 		Edit: func(before []byte, name string, add bool) ([]byte, error) {
 			edit := RemoveFromList
 			if add {
@@ -59,7 +60,7 @@ var _ = register(&Host{
 			doc, err := serverShape{}.decode(src)
 			perm, _ := doc["permissions"].(map[string]any)
 			allow, _ := perm["allow"].([]any)
-			return err == nil && len(doc) == 1 && len(perm) == 1 && allow != nil && len(allow) == 0
+			return err == nil && (len(doc) == 0 || (len(doc) == 1 && len(perm) == 1 && allow != nil && len(allow) == 0))
 		},
 	},
 	PromptPolicy: "Claude Code ignores readOnlyHint: without an allow rule it asks before every call, and `claude -p` refuses the call",

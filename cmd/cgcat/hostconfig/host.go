@@ -104,6 +104,9 @@ type AllowRule struct {
 	// Edit returns the file's content with the rule added (or removed);
 	// nil when the file goes away (a file that is cgcat's as a whole).
 	Edit func(before []byte, name string, add bool) (after []byte, err error)
+	// Path is where the rule lives in a JSON file (nil when the file is
+	// cgcat's as a whole).
+	Path []string
 	// Leftover reports whether a rule file cgcat created holds nothing else
 	// once the rule is removed (so uninstall may delete it); nil when Edit
 	// removes the file itself.

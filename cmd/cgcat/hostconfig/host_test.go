@@ -181,3 +181,32 @@ func TestCursorApproval(t *testing.T) {
 		t.Fatalf("%+v", fs)
 	}
 }
+
+// TestPruneEmpty: what install added around the entry goes when it holds
+// nothing, and only then; comments and other members stay.
+func TestPruneEmpty(t *testing.T) {
+	src := "{\n  // mine\n  \"theme\": \"dark\",\n  \"mcpServers\": {}\n}\n"
+	out, changed, err := PruneEmpty([]byte(src), []string{"mcpServers"}, 1)
+	if err != nil || !changed || string(out) != "{\n  // mine\n  \"theme\": \"dark\"\n}\n" {
+		t.Fatalf("%v %v:\n%s", changed, err, out)
+	}
+	for _, keep := range []string{`{"mcpServers": {"x": {}}}`, `{"mcpServers": {"x": 1}}`, `{"permissions": {"allow": ["Read"]}}`, `{"theme": 1}`} {
+		if out, changed, err := PruneEmpty([]byte(keep), []string{"mcpServers"}, 1); err != nil || changed || string(out) != keep {
+			t.Fatalf("%s: %v %v %s", keep, changed, err, out)
+		}
+	}
+	if out, changed, err := PruneEmpty([]byte(`{"a": 1, "permissions": {"allow": []}}`), []string{"permissions", "allow"}, 1); err != nil || !changed || string(out) != `{"a": 1}` {
+		t.Fatalf("%v %v %s", changed, err, out)
+	}
+	// Only down to what the edit created: the user's own empty
+	// "permissions" stays.
+	if out, changed, err := PruneEmpty([]byte(`{"permissions": {"allow": []}}`), []string{"permissions", "allow"}, 2); err != nil || !changed || string(out) != `{"permissions": {}}` {
+		t.Fatalf("%v %v %s", changed, err, out)
+	}
+	if got := MissingPath([]byte(`{"permissions": {}}`), []string{"permissions", "allow"}); len(got) != 2 {
+		t.Fatalf("missing %v", got)
+	}
+	if got := MissingPath([]byte(`{"a": 1}`), []string{"permissions", "allow"}); len(got) != 1 {
+		t.Fatalf("missing %v", got)
+	}
+}
