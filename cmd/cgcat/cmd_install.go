@@ -24,7 +24,6 @@ const (
 	hostOpenCode = hostconfig.OpenCode
 	hostClaude   = hostconfig.Claude
 	hostGemini   = hostconfig.Gemini
-	hostCursor   = hostconfig.Cursor
 )
 
 type installOptions struct {
@@ -50,15 +49,7 @@ func newInstallCommand(g *globalOptions) *cobra.Command {
 		Short: "Add cgcat's MCP server entry to " + hostTitles() + " (backup first; --dry-run shows the diff)",
 		Long: `Add (or update) only cgcat's own MCP server entry in the host's user configuration:
 
-  codex     $CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]
-  opencode  the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode
-            (default ~/.config/opencode), or in --project DIR: mcp.NAME
-  claude    Claude Code's user MCP servers: ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json),
-            mcpServers.NAME, as "claude mcp add --scope user" writes it
-  gemini    Gemini CLI's ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini): mcpServers.NAME
-  cursor    Cursor's user MCP servers: ~/.cursor/mcp.json, mcpServers.NAME (the editor and
-            its agent CLI read it)
-
+` + hostFilesHelp() + `
 The entry starts this cgcat binary by its absolute path with "serve --config ABS",
 where ABS is the config file in use (--config, $CGCAT_CONFIG or the default); the
 config file must exist. When the host already has CodeGraph's own MCP server
@@ -123,6 +114,15 @@ func hostTitle(name string) string {
 		return h.Title
 	}
 	return name
+}
+
+// hostFilesHelp is one line (or two) per host: the file install edits.
+func hostFilesHelp() string {
+	var b strings.Builder
+	for _, h := range hostconfig.All() {
+		fmt.Fprintf(&b, "  %-9s %s\n", h.Name, strings.ReplaceAll(h.FileHelp, "\n", "\n            "))
+	}
+	return b.String()
 }
 
 // hostTitles lists every host's display name: "Codex, OpenCode or Cursor".

@@ -14,6 +14,8 @@ import (
 	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 )
 
+const hostCursor = hostconfig.Cursor
+
 // homeFiles lists every path under home with its content (dirs as "/").
 func homeFiles(t *testing.T, home string) map[string]string {
 	t.Helper()

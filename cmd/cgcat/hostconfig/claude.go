@@ -25,6 +25,7 @@ const Claude = "claude"
 var _ = register(&Host{
 	Name: Claude, Title: "Claude Code", order: 30,
 	ServersKey: "mcpServers",
+	FileHelp:   "Claude Code's user MCP servers: ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json),\nmcpServers.NAME, as \"claude mcp add --scope user\" writes it",
 	ConfigFile: func(env Env, _ string) (string, error) {
 		if env.get("CLAUDE_CONFIG_DIR") == "" && env.Home == "" {
 			return "", fmt.Errorf("cannot find Claude Code's config: no $CLAUDE_CONFIG_DIR and no home directory")

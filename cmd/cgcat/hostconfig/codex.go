@@ -21,6 +21,7 @@ const Codex = "codex"
 var _ = register(&Host{
 	Name: Codex, Title: "Codex", order: 10,
 	ServersKey: codexServersKey,
+	FileHelp:   "$CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]",
 	ConfigFile: func(env Env, _ string) (string, error) {
 		home := env.get("CODEX_HOME")
 		if home == "" {

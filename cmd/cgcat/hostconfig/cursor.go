@@ -26,6 +26,7 @@ const (
 var _ = register(&Host{
 	Name: Cursor, Title: "Cursor", order: 50,
 	ServersKey: "mcpServers",
+	FileHelp:   "Cursor's user MCP servers: ~/.cursor/mcp.json, mcpServers.NAME (the editor and\nits agent CLI read it)",
 	ConfigFile: func(env Env, _ string) (string, error) {
 		if env.Home == "" {
 			return "", fmt.Errorf("cannot find Cursor's MCP config: no home directory")

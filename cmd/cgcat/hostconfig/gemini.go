@@ -24,6 +24,7 @@ const Gemini = "gemini"
 var _ = register(&Host{
 	Name: Gemini, Title: "Gemini CLI", order: 40,
 	ServersKey: "mcpServers",
+	FileHelp:   "Gemini CLI's ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini): mcpServers.NAME",
 	ConfigFile: func(env Env, _ string) (string, error) {
 		dir, err := geminiDir(env)
 		return filepath.Join(dir, GeminiSettingsFile), err

@@ -36,6 +36,8 @@ type Host struct {
 	// environment the host would read. project is `--project DIR`; it is
 	// "" unless Project is set.
 	ConfigFile func(env Env, project string) (string, error)
+	// FileHelp says, for --help, which file install edits and the entry.
+	FileHelp string
 	// Project: the host also reads a project directory's config file, and
 	// install/uninstall/doctor accept --project for it.
 	Project bool

@@ -19,6 +19,7 @@ const OpenCode = "opencode"
 var _ = register(&Host{
 	Name: OpenCode, Title: "OpenCode", order: 20,
 	ServersKey:   "mcp",
+	FileHelp:     "the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode\n(default ~/.config/opencode), or in --project DIR: mcp.NAME",
 	ConfigFile:   opencodeFile,
 	Project:      true,
 	DirMode:      0o755,
