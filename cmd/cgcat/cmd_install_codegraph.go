@@ -41,13 +41,21 @@ func reportNativeCodeGraph(ctx context.Context, h *hostconfig.Host, file string,
 	}
 	in := doctor.HostInput{Host: h, Env: hostEnv(), File: file, Name: e.Name, Environ: os.Environ(), Dir: os.TempDir(),
 		Install: "cgcat install " + h.Name, CgcatVersion: version, SkipStart: !start}
-	for _, c := range doctor.CodeGraph(ctx, in, servers, hostconfig.Server{Name: e.Name, Command: e.Command, Args: e.Args()}) {
+	cs, hs := doctor.CodeGraphStarted(ctx, in, servers, hostconfig.Server{Name: e.Name, Command: e.Command, Args: e.Args()})
+	for _, c := range cs {
 		switch c.Status {
 		case doctor.Fail:
 			broken = true
 			fmt.Fprintf(out, "problem: %s\n", c.What)
 		case doctor.Warn:
 			fmt.Fprintf(out, "warning: %s\n", c.What)
+		case doctor.OK:
+			if s, ok := hostconfig.FindCodeGraph(servers); ok && hs != nil {
+				fmt.Fprintf(out, "  CodeGraph: CodeGraph's MCP server %q (%s %s) offers %s with projectPath\n",
+					local.Printable(s.Name), local.Printable(hs.ServerName), local.Printable(hs.ServerVersion), hostconfig.ExploreTool)
+				continue
+			}
+			fmt.Fprintf(out, "  CodeGraph: %s\n", c.What)
 		default:
 			fmt.Fprintf(out, "  CodeGraph: %s\n", c.What)
 		}

@@ -81,7 +81,7 @@ func TestDoctorHealthy(t *testing.T) {
 		"✓ mcpServers.codegraph-catalog in "+filepath.Join(e.home, ".cursor", "mcp.json")+": ",
 		"✓ started as Cursor starts it: cgcat ",
 		"✓ tools: local_codegraph_projects, local_codegraph_resolve (both readOnlyHint)",
-		`✓ CodeGraph's MCP server "codegraph" (codegraph 1.6.1) starts and offers codegraph_explore with projectPath`,
+		`✓ CodeGraph's MCP server "codegraph": codegraph 1.6.1 starts and offers codegraph_explore with projectPath`,
 		"✓ approval: Codex runs cgcat's tools without asking (local_codegraph_projects: approval mode \"auto\" (the default) and readOnlyHint",
 		"✓ approval: OpenCode runs MCP tools without asking",
 		"✓ approval: Claude Code runs cgcat's tools without asking (permissions.allow mcp__codegraph-catalog__local_codegraph_projects, mcp__codegraph-catalog__local_codegraph_resolve",

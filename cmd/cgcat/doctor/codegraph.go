@@ -22,12 +22,19 @@ const codegraphTimeout = 30 * time.Second
 // checks, so both give a missing entry the same severity: a warning, since
 // cgcat works and the agent reports the gap (seed section 7).
 func CodeGraph(ctx context.Context, in HostInput, servers []hostconfig.Server, ours hostconfig.Server) []Check {
+	cs, _ := CodeGraphStarted(ctx, in, servers, ours)
+	return cs
+}
+
+// CodeGraphStarted is CodeGraph, and also what the started server
+// answered (nil when it was not started or did not answer).
+func CodeGraphStarted(ctx context.Context, in HostInput, servers []hostconfig.Server, ours hostconfig.Server) ([]Check, *hostlaunch.Handshake) {
 	title := in.Host.Title
 	s, ok := hostconfig.FindCodeGraph(servers)
 	if !ok {
 		return []Check{{Status: Warn, Code: "codegraph_missing",
 			What: fmt.Sprintf("%s has no CodeGraph MCP server (codegraph serve --mcp): agents can find projects with cgcat but cannot read their code", p(in.File)),
-			Fix:  fmt.Sprintf("%s (npm install -g %s first if needed), then %s again so cgcat names it", in.Host.CodeGraphAdd, hostconfig.CodeGraphPackage, in.Install)}}
+			Fix:  fmt.Sprintf("%s (npm install -g %s first if needed), then %s again so cgcat names it", in.Host.CodeGraphAdd, hostconfig.CodeGraphPackage, in.Install)}}, nil
 	}
 	desc := fmt.Sprintf("CodeGraph's MCP server %q", p(s.Name))
 	var cs []Check
@@ -37,13 +44,13 @@ func CodeGraph(ctx context.Context, in HostInput, servers []hostconfig.Server, o
 	}
 	if s.Disabled != "" {
 		return append(cs, Check{Status: Warn, Code: "codegraph_missing", What: fmt.Sprintf("%s is disabled (%s): agents cannot read code", desc, s.Disabled),
-			Fix: "enable it in " + p(in.File)})
+			Fix: "enable it in " + p(in.File)}), nil
 	}
 	if s.URL != "" {
-		return append(cs, pathSpace(ctx, desc, s.URL))
+		return append(cs, pathSpace(ctx, desc, s.URL)), nil
 	}
 	if in.SkipStart {
-		return append(cs, Infof("%s was not started (dry run)", desc))
+		return append(cs, Infof("%s was not started (dry run)", desc)), nil
 	}
 	l := hostlaunch.For(in.Host, s, in.Environ, in.Dir)
 	l.Timeout = max(l.Timeout, codegraphTimeout)
@@ -54,7 +61,7 @@ func CodeGraph(ctx context.Context, in HostInput, servers []hostconfig.Server, o
 	switch {
 	case errors.Is(err, hostlaunch.ErrBackendIncompatible):
 		return append(cs, Check{Status: Fail, Code: "backend_incompatible", What: fmt.Sprintf("%s: %s", desc, p(err.Error())),
-			Fix: fmt.Sprintf("upgrade CodeGraph (npm install -g %s@latest); cgcat hands agents a projectPath for codegraph_explore", hostconfig.CodeGraphPackage)})
+			Fix: fmt.Sprintf("upgrade CodeGraph (npm install -g %s@latest); cgcat hands agents a projectPath for codegraph_explore", hostconfig.CodeGraphPackage)}), nil
 	case err != nil:
 		c := Failf("run `"+p(QuoteArgs(append([]string{s.Command}, s.Args...)))+"` yourself to see why", "%s does not start as %s starts it: %s", desc, title, p(err.Error()))
 		if hs != nil && hs.Stderr != "" {
@@ -62,9 +69,9 @@ func CodeGraph(ctx context.Context, in HostInput, servers []hostconfig.Server, o
 				c.Notes = append(c.Notes, "stderr: "+p(line))
 			}
 		}
-		return append(cs, c)
+		return append(cs, c), nil
 	}
-	return append(cs, Okf("%s (%s %s) starts and offers %s with projectPath", desc, p(hs.ServerName), p(hs.ServerVersion), hostlaunch.ExploreTool))
+	return append(cs, Okf("%s: %s %s starts and offers %s with projectPath", desc, p(hs.ServerName), p(hs.ServerVersion), hostlaunch.ExploreTool)), hs
 }
 
 // pathSpace checks what can be checked of seed section 10's first rule for
