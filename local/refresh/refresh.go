@@ -17,9 +17,14 @@
 // is primed (HoldFirstRound), so that a fresh store gives this machine's
 // projects their old ids back.
 //
-// It never decides what a round finds (package scan does), never writes
-// the store itself, and knows nothing of MCP or GBrain beyond waiting on
-// the channel it is handed.
+// It also makes the catalog follow the disk (live.go): the process holding
+// the watch lease keeps file watches (package watch) and turns their events
+// into patches (scan.RunPatch), publishing in dataDir/watch.state whether
+// every change has been applied (Follows), which coverage rests on.
+//
+// It never decides what a round or a patch finds (package scan does),
+// never writes the store itself, and knows nothing of MCP or GBrain beyond
+// waiting on the channel it is handed.
 package refresh
 
 import (

@@ -349,3 +349,26 @@ func dbIDOf(root string) string {
 	}
 	return id.String()
 }
+
+// cardIDsOfErr maps the root keys of this machine's mirrored GBrain cards
+// to their project ids.
+func cardIDsOfErr(r *store.Reader, me string) (map[string]string, error) {
+	cardIDs := map[string]string{}
+	err := r.Cards(func(c *local.Card) error {
+		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
+			cardIDs[c.RootKey] = c.ProjectID
+		}
+		return nil
+	})
+	return cardIDs, err
+}
+
+// cardIDsOf is cardIDsOfErr for a patch, where a failure to read the
+// cards leaves new roots with new ids (as before the mirror existed).
+func cardIDsOf(r *store.Reader, me string) map[string]string {
+	m, err := cardIDsOfErr(r, me)
+	if err != nil {
+		return map[string]string{}
+	}
+	return m
+}

@@ -21,6 +21,10 @@
 // folder), never deleted: only `cgcat forget` deletes. The scanner's own
 // keys (its persisted walk stack) live under store.PrefixScan.
 //
+// Between passes, a patch (patch.go) reads again what file events named,
+// with the same walk and the same direct re-checks, committed beside the
+// pass.
+//
 // The scanner never runs a program, never opens a CodeGraph database, never
 // descends into .codegraph, and never walks up from a directory to claim a
 // parent. It never talks to GBrain: it only reads the mirrored cards the
@@ -692,29 +696,6 @@ func (s *Scanner) loadFrom(r *store.Reader) error {
 	}
 	s.stack, s.seq, s.cardIDs = stack, seq, cardIDs
 	return nil
-}
-
-// cardIDsOfErr maps the root keys of this machine's mirrored GBrain cards
-// to their project ids.
-func cardIDsOfErr(r *store.Reader, me string) (map[string]string, error) {
-	cardIDs := map[string]string{}
-	err := r.Cards(func(c *local.Card) error {
-		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
-			cardIDs[c.RootKey] = c.ProjectID
-		}
-		return nil
-	})
-	return cardIDs, err
-}
-
-// cardIDsOf is cardIDsOfErr for a patch, where a failure to read the
-// cards leaves new roots with new ids (as before the mirror existed).
-func cardIDsOf(r *store.Reader, me string) map[string]string {
-	m, err := cardIDsOfErr(r, me)
-	if err != nil {
-		return map[string]string{}
-	}
-	return m
 }
 
 func (s *Scanner) underRoots(p string) bool {
