@@ -113,3 +113,50 @@ func TestCLIRefreshesBeforeAMiss(t *testing.T) {
 		t.Errorf("--refresh did not walk before answering: %s %v\n%s", cov, paths, out)
 	}
 }
+
+// A record whose index moved to a project that is present comes after it
+// (and after every other match), whatever its old words match: the issue's
+// tern-mover case, where the old record came first.
+func TestMovedRecordRanksLast(t *testing.T) {
+	_, code, cfgPath := liveFixture(t)
+	old := filepath.Join(code, "apps", "tern-mover")
+	cliProject(t, old, `{"name":"tern-mover","description":"moves terns"}`)
+	cliProject(t, filepath.Join(code, "apps", "tern-keeper"), `{"name":"tern-keeper","description":"keeps terns"}`)
+	if _, errOut, rc := cliRun(t, "scan", "--config", cfgPath); rc != 0 {
+		t.Fatalf("scan: %s", errOut)
+	}
+	moved := filepath.Join(code, "zz-moved", "tern-mover")
+	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(old, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, rc := cliRun(t, "scan", "--config", cfgPath); rc != 0 {
+		t.Fatalf("scan: %s", errOut)
+	}
+	for _, q := range []string{"tern-mover", "tern", ""} {
+		out, _, _ := cliRun(t, "projects", q, "--json", "--limit", "50", "--config", cfgPath)
+		var env struct {
+			Projects []struct {
+				ProjectID, Availability, MovedTo string
+				ProjectPath                      *string
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &env); err != nil {
+			t.Fatalf("%q: %v\n%s", q, err, out)
+		}
+		ghost, live := -1, -1
+		for i, p := range env.Projects {
+			if p.MovedTo != "" {
+				ghost = i
+			}
+			if p.ProjectPath != nil && *p.ProjectPath == moved {
+				live = i
+			}
+		}
+		if ghost < 0 || live < 0 || ghost != len(env.Projects)-1 || live > ghost {
+			t.Errorf("%q: the moved record (at %d) must come last, after its new project (at %d):\n%s", q, ghost, live, out)
+		}
+	}
+}
