@@ -34,6 +34,19 @@ func (f *Frontend) coverage(c *call, st local.ScanState) (local.Coverage, string
 	return cov, ""
 }
 
+// quietCoverage reports whether a listing may leave the coverage note out:
+// a person's CLI run whose answer has hits, where the only limit is that no
+// process follows the disk. The person runs cgcat, not a host, so that is
+// the usual case and a note on every run would be noise; the envelope still
+// says partial, and a miss (which the CLI looks again for) says why.
+func (f *Frontend) quietCoverage(c *call, hits int) bool {
+	if f.opt.Face != FaceCLI || hits == 0 {
+		return false
+	}
+	cov, _ := catalog.Coverage(c.cat.State(), c.cfg, c.pol)
+	return cov == local.CoverageComplete
+}
+
 // refreshStep is the next step when changes may be missing: ask for a
 // refresh.
 func (f *Frontend) refreshStep() string {

@@ -121,10 +121,10 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		offset = a.Offset
 	}
 	e := f.envelope(c, StatusOK)
-	if c.coverWhy != "" {
+	ids := snap.list.ids
+	if c.coverWhy != "" && !f.quietCoverage(c, len(ids)) {
 		e.Message = strings.TrimSpace(e.Message + " " + c.coverWhy)
 	}
-	ids := snap.list.ids
 	if a.Query != "" && a.Cursor == "" && (len(ids) == 0 || snap.list.approximate) {
 		e.DidYouMean = c.cat.Suggest(a.Query, c.pol, 5)
 	}

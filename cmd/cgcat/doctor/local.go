@@ -186,7 +186,7 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	var cs []Check
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
-		return append(cs, storeFailure(dbDir, err))
+		return append(cs, lockHolderCheck(dbDir, err)...)
 	}
 	if h := st.Holder(); h.PID > 0 {
 		c := Infof("process %d is writing the catalog store now (since %s)", h.PID, h.Since.Local().Format(time.RFC3339))
@@ -226,6 +226,10 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		return nil
 	})
 	if err != nil {
+		if st.Holder().PID == 0 {
+			cs = append(cs, lockHolderCheck(dbDir, err)...)
+			return cs
+		}
 		return append(cs, storeFailure(dbDir, err))
 	}
 	cs = append(cs, Okf("catalog store %s opens (format %d, machine %s, catalog revision %d)", p(dbDir), format, p(st.MachineID()), revision))
@@ -283,6 +287,24 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		cs = append(cs, c)
 	}
 	return cs
+}
+
+// lockHolderCheck is the failure to read the store, preceded, when the
+// store is busy, by the process that holds its lock (named even when the
+// store has not recorded it as its writer).
+func lockHolderCheck(dbDir string, err error) []Check {
+	var cs []Check
+	if errors.Is(err, store.ErrBusy) {
+		if pid := lockHolder(filepath.Join(dbDir, "LOCK")); pid > 0 && pid != os.Getpid() {
+			if _, stopped := lease.Process(pid); stopped {
+				cs = append(cs, Warnf(fmt.Sprintf("resume it (`kill -CONT %d`) or end it: until then nothing can be written (answers keep coming from the published catalog)", pid),
+					"process %d holds the catalog store's lock and is stopped", pid))
+			} else {
+				cs = append(cs, Infof("process %d holds the catalog store's lock now", pid))
+			}
+		}
+	}
+	return append(cs, storeFailure(dbDir, err))
 }
 
 func storeFailure(dbDir string, err error) Check {
