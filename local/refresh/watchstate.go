@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -73,13 +74,52 @@ func writeWatchState(dataDir string, s WatchState) {
 // whether that process is alive and running (a dead or stopped one
 // publishes nothing true).
 func ReadWatchState(dataDir string) (WatchState, bool) {
-	var s WatchState
-	b, err := os.ReadFile(watchStatePath(dataDir))
-	if err != nil || json.Unmarshal(b, &s) != nil {
+	path := watchStatePath(dataDir)
+	fi, err := os.Stat(path)
+	if err != nil {
 		return WatchState{}, false
 	}
-	alive, stopped := lease.Process(s.Pid)
-	return s, alive && !stopped
+	st := stateStamp{path: path, size: fi.Size(), mod: fi.ModTime().UnixNano()}
+	if id, err := pathid.FileID(path); err == nil {
+		st.ino = id.Ino
+	}
+	now := time.Now()
+	stateCache.Lock()
+	defer stateCache.Unlock()
+	c := &stateCache
+	// The file is read again when it looks changed, or was written within
+	// the last second (a rewrite in the same clock tick can look alike).
+	if c.stamp != st || now.Sub(fi.ModTime()) < time.Second {
+		var s WatchState
+		b, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			c.stamp = stateStamp{}
+			return WatchState{}, false
+		}
+		c.stamp, c.state, c.checked = st, s, time.Time{}
+	}
+	// The watcher's process is looked at again every 100 ms at most: a
+	// call burst does not pay for /proc each time.
+	if now.Sub(c.checked) > 100*time.Millisecond {
+		alive, stopped := lease.Process(c.state.Pid)
+		c.running, c.checked = alive && !stopped, now
+	}
+	return c.state, c.running
+}
+
+// stateCache keeps the last watch state read, by what its file looked like.
+var stateCache struct {
+	sync.Mutex
+	stamp   stateStamp
+	state   WatchState
+	running bool
+	checked time.Time
+}
+
+type stateStamp struct {
+	path      string
+	ino       uint64
+	size, mod int64
 }
 
 // Following says whether the catalog follows the disk for a configuration:
