@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
 )
 
@@ -100,4 +101,57 @@ func envNames(e *server.Envelope) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// TestServeAppliesSameStampConfig: a config of the same size that denies
+// another project, copied over the old one with the old modification time
+// (`cp -p`, `rsync -a`, `tar`), is in force in a running serve before its
+// next answer (issue 23, case 7: a stat of mtime and size missed it).
+func TestServeAppliesSameStampConfig(t *testing.T) {
+	e := newTestEnv(t)
+	for _, n := range []string{"live-a", "live-b"} {
+		fakeProject(t, filepath.Join(e.root, n), n+"-pkg")
+	}
+	writeDeny := func(path, deny string) {
+		cfg, err := config.AdHoc([]string{e.root}, e.dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Sharing.DenyRoots = []string{filepath.Join(e.root, deny)}
+		b, err := config.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeTestFile(t, path, string(b))
+	}
+	writeDeny(e.cfgPath, "live-x") // denies nothing that exists
+	next := filepath.Join(e.base, "next.json")
+	writeDeny(next, "live-b")
+	if a, b := readTestFile(t, e.cfgPath), readTestFile(t, next); len(a) != len(b) || a == b {
+		t.Fatal("fixture: the two configs must differ and have the same size")
+	}
+	cg := startMCP(t, e.base, os.Environ(), cgcatBin(t), "serve", "--config", e.cfgPath)
+	if got := envNames(catalogListing(t, cg, 2)); !slices.Equal(got, []string{"live-a-pkg", "live-b-pkg"}) {
+		t.Fatalf("before the edit: %v", got)
+	}
+	fi, err := os.Stat(e.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What `cp -p next config.json` does: the content written in place,
+	// then the times of the source put back — here the old file's own, so
+	// size and mtime both stay as they were.
+	if err := os.WriteFile(e.cfgPath, []byte(readTestFile(t, next)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(e.cfgPath, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(e.cfgPath); after.Size() != fi.Size() || !after.ModTime().Equal(fi.ModTime()) {
+		t.Fatal("fixture: the copy changed size or mtime")
+	}
+	res := cg.call(t, "local_codegraph_projects", map[string]any{"limit": 50})
+	if got := envNames(envelopeOf(t, res.StructuredContent)); !slices.Equal(got, []string{"live-a-pkg"}) {
+		t.Fatalf("the next answer after a same-stamp config edit lists %v; live-b is denied now", got)
+	}
 }

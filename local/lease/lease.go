@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // ErrHeld means another process holds the lease right now.
@@ -213,8 +215,8 @@ func Holder(path string) (held bool, pid int) {
 	if !errors.Is(err, ErrHeld) {
 		return false, 0
 	}
-	b, _ := os.ReadFile(path)
-	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	r, _ := nofollow.ReadRegular(path, 4<<10, true) // never waits on a FIFO
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(r.Data)))
 	return true, pid
 }
 
@@ -227,11 +229,11 @@ func Active(path string) (pid int, ok bool) {
 	if err != nil || time.Since(fi.ModTime()) > StaleAfter {
 		return 0, false
 	}
-	b, err := os.ReadFile(path)
+	r, err := nofollow.ReadRegular(path, 4<<10, true) // never waits on a FIFO
 	if err != nil {
 		return 0, false
 	}
-	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(r.Data)))
 	if live, stopped := Process(pid); !live || stopped {
 		return 0, false
 	}
