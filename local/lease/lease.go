@@ -10,6 +10,16 @@
 // frozen (SIGSTOP, a hung volume) and its lease may be stolen: the file is
 // replaced, the new holder locks the new file.
 //
+// A holder whose own goroutine keeps beating is not necessarily working: a
+// scan stuck in a system call (a hung network mount, a file that blocks)
+// would keep every later scan waiting for ever. Such a holder asks for the
+// progress rule (RequireProgress) and calls Progress whenever its work
+// moves (the scan: every directory read and every commit). Its heartbeat
+// then sets the file's mtime to the time of its last progress, never to
+// now, so the mtime is what every other process judges: a holder that made
+// no progress for StaleAfter is stuck, whatever its heartbeat does, and its
+// lease may be stolen like a frozen one's. Fencing stops it if it wakes.
+//
 // A lease only says who should write; it never stops a write by itself.
 // The fencing number in the store (store.Tx.CheckFence) is what stops a
 // frozen holder that wakes up after a steal, so every writer that holds a
@@ -24,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/local/nofollow"
@@ -53,6 +64,26 @@ type Lease struct {
 	f    *os.File
 	stop chan struct{}
 	done chan struct{}
+
+	// progress is the time of the holder's last Progress (Unix
+	// nanoseconds); 0 when the holder never asked for the progress rule:
+	// then the heartbeat refreshes to now.
+	progress atomic.Int64
+	// touched is the mtime the heartbeat last set (heartbeat goroutine
+	// and touch under mu).
+	touched int64
+}
+
+// RequireProgress puts the lease under the progress rule (see the package
+// doc): from now on, only Progress keeps it fresh.
+func (l *Lease) RequireProgress() { l.Progress() }
+
+// Progress records that the holder's work moved just now. It costs one
+// atomic store; the heartbeat writes it to the file.
+func (l *Lease) Progress() {
+	if l != nil {
+		l.progress.Store(time.Now().UnixNano())
+	}
 }
 
 // TryAcquire takes the lease at path without waiting. It returns ErrHeld if
@@ -131,11 +162,19 @@ func (l *Lease) touch() {
 	if l.f == nil {
 		return
 	}
+	at := time.Now()
+	if p := l.progress.Load(); p != 0 {
+		// The progress rule: the file says when the work last moved.
+		if p <= l.touched {
+			return
+		}
+		at = time.Unix(0, p)
+	}
 	b := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	_ = l.f.Truncate(int64(len(b)))
 	_, _ = l.f.WriteAt(b, 0)
-	now := time.Now()
-	_ = os.Chtimes(l.f.Name(), now, now)
+	_ = os.Chtimes(l.f.Name(), at, at)
+	l.touched = at.UnixNano()
 }
 
 func (l *Lease) heartbeat() {
