@@ -192,7 +192,7 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 		c.auth = src
 		tr, err := transport.NewStreamableHTTP(conn.URL,
 			transport.WithHTTPLogger(logger),
-			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}}))
+			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}, CheckRedirect: sameOriginRedirects(src.origin)}))
 		if err != nil {
 			base.CloseIdleConnections()
 			return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
@@ -272,6 +272,9 @@ func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError
 	var ae *AuthError
 	if errors.As(err, &ae) {
 		return &DialError{Class: ae.Class, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, ae.Err)}
+	}
+	if errors.Is(err, ErrRedirect) {
+		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, stripURLError(err))}
 	}
 	var authErr *transport.AuthorizationRequiredError
 	if errors.As(err, &authErr) {
