@@ -103,9 +103,9 @@ func TryAcquire(path string) (*Lease, error) {
 // one at path (a steal may have replaced it between open and lock).
 func tryLock(path string) (*Lease, error) {
 	for range 5 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openLeaseFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("open lease file: %w", err)
+			return nil, err
 		}
 		if err := lockFile(f); err != nil {
 			f.Close()
@@ -123,6 +123,22 @@ func tryLock(path string) (*Lease, error) {
 	return nil, ErrHeld
 }
 
+// openLeaseFile opens (creating) a lease file without waiting on what
+// stands there (openNonBlock), and refuses anything but a regular file: a
+// FIFO or a device put in its place would otherwise be locked, written
+// and waited on.
+func openLeaseFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|openNonBlock, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lease file: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lease file %s is not a regular file; remove it (cgcat makes a new one)", path)
+	}
+	return f, nil
+}
+
 func sameFile(f *os.File, path string) bool {
 	a, err1 := f.Stat()
 	b, err2 := os.Stat(path)
@@ -137,9 +153,9 @@ func stale(path string) bool {
 // steal replaces a frozen holder's lease file and locks the new one. Steals
 // are serialised by a second lock so two stealers cannot both win.
 func steal(path string) (*Lease, error) {
-	sf, err := os.OpenFile(path+".steal", os.O_RDWR|os.O_CREATE, 0o644)
+	sf, err := openLeaseFile(path + ".steal")
 	if err != nil {
-		return nil, fmt.Errorf("open lease steal file: %w", err)
+		return nil, err
 	}
 	defer sf.Close()
 	if err := lockFile(sf); err != nil {
