@@ -27,7 +27,7 @@ func newCompletionCommand(_ *globalOptions) *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script (commands, flags, hosts, languages, project ids)",
 		Long: `Print the completion script for a shell. Besides commands and flags it completes
-the hosts of install and uninstall (codex, opencode, claude, gemini), instructions --lang
+the hosts of install and uninstall (` + strings.Join(hostconfig.Hosts, ", ") + `), instructions --lang
 (en, zh), and the project ids of resolve and forget (with each project's name), asked of
 the catalog the way ` + "`cgcat projects`" + ` asks it: only projects this configuration
 shares are ever offered, and completing never scans.

@@ -22,8 +22,9 @@ func newResolveCommand(g *globalOptions) *cobra.Command {
 		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
 		Long: "Show the current path and state of a project id (cg_ followed by 16 letters and digits) from an earlier answer, " +
 			"an old session or a GBrain card. `cgcat projects` shows the ids. The exit status is 0 when the project is " +
-			"there, 3 when the id is unknown, its project is missing or moved, not shared with this configuration, or " +
-			"changed since --expect-revision.",
+			"there, 3 when the id is unknown, its project is missing or moved, not shared with this configuration, " +
+			"changed since --expect-revision, or on another machine (known here only from its GBrain card), and 1 when " +
+			"cgcat is not set up.",
 		Args: resolveArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResolve(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -74,11 +75,27 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err != nil {
 		return err
 	}
+	if code := resolveExit(e); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// resolveExit is the exit status of a resolve answer (the README's table):
+// 0 only when the project is here; 3 when the id is unknown, the project
+// missing or moved, not shared, changed, or another machine's (a
+// historical card: no path here); 1 when cgcat is not set up.
+func resolveExit(e *server.Envelope) int {
 	switch e.Status {
 	case server.StatusOK:
-		return nil
+		for _, p := range e.Projects {
+			if p.Availability == server.AvailabilityHistorical {
+				return exitNotFound
+			}
+		}
+		return exitOK
 	case server.StatusSetupRequired:
-		return &exitError{code: exitFailure}
+		return exitFailure
 	}
-	return &exitError{code: exitNotFound}
+	return exitNotFound
 }

@@ -72,7 +72,7 @@ const (
 	exitOK       = 0 // done; a search that matches nothing is done too
 	exitFailure  = 1 // an error, or not set up yet; doctor: something is broken
 	exitUsage    = 2 // how the command was called: see usagef
-	exitNotFound = 3 // the project id named is unknown, missing or not available
+	exitNotFound = 3 // the project id named is unknown, missing, not available or another machine's
 )
 
 // exitStatusHelp is the exit-status table as `--help` shows it.
@@ -83,7 +83,8 @@ const exitStatusHelp = `Exit status (every command):
   2  usage: an unknown command or flag, a bad flag value, a missing or extra
      argument, or a value cgcat refuses to write (config init --root ~/code)
   3  not found: the project id you named is unknown, missing (moved or
-     deleted), not shared with this configuration, or changed (resolve, forget)`
+     deleted), not shared with this configuration, changed, or on another
+     machine (known only from its GBrain card) (resolve, forget)`
 
 // exitError carries a specific exit code (e.g. doctor's "something is broken").
 type exitError struct {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 )
 
 // cobraWords are phrases of cobra's and strconv's own errors: none may reach
@@ -45,8 +47,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"resolve", "cg_aaaaaaaaaaaaaaaa", "--expect-revision", "x"}, []string{`--expect-revision "x" is not a whole number`}, "cgcat resolve"},
 		{[]string{"resolve", "cg_aaaaaaaaaaaaaaaa", "--expect-revision", "-2"}, []string{"--expect-revision must be at least 1, got -2"}, "cgcat resolve"},
 		{[]string{"scan", "now"}, []string{"`cgcat scan` takes no arguments, got \"now\""}, "cgcat scan"},
-		{[]string{"install", "codex", "claude"}, []string{"`cgcat install` takes codex|opencode|claude|gemini, got 2 arguments: \"codex\" \"claude\""}, "cgcat install"},
-		{[]string{"uninstall"}, []string{"`cgcat uninstall` needs codex|opencode|claude|gemini"}, "cgcat uninstall"},
+		{[]string{"install", "codex", "claude"}, []string{"`cgcat install` takes " + strings.Join(hostconfig.Hosts, "|") + ", got 2 arguments: \"codex\" \"claude\""}, "cgcat install"},
+		{[]string{"uninstall"}, []string{"`cgcat uninstall` needs " + strings.Join(hostconfig.Hosts, "|")}, "cgcat uninstall"},
 		{[]string{"forget"}, []string{"`cgcat forget` needs ID..."}, "cgcat forget"},
 		{[]string{"completion"}, []string{"`cgcat completion` needs bash|zsh|fish|powershell"}, "cgcat completion"},
 		{[]string{"completion", "tcsh"}, []string{`unknown shell "tcsh": write bash, zsh, fish or powershell`}, "cgcat completion"},
