@@ -50,7 +50,8 @@ func BoundStdio(in io.Reader, out io.Writer, max int) (io.Reader, io.Writer) {
 
 // DrainLimit bounds how long the end of input waits for the answers to
 // requests already received (a call's own budgets end it long before).
-const DrainLimit = 30 * time.Second
+// Tests may change it.
+var DrainLimit = 30 * time.Second
 
 // lineWriter makes each Write one uninterrupted write on w, and tells the
 // book which requests were answered.
@@ -181,8 +182,21 @@ func (r *boundedReader) admit() {
 		return
 	}
 	if json.Valid(line) {
-		if t := scanTop(line); t.method && t.id != nil {
+		t := scanTop(line)
+		switch {
+		case t.method && t.id != nil:
 			r.book.asked(idKey(t.id))
+		case t.method && bytes.Contains(line, []byte(`"notifications/cancelled"`)):
+			// The client gave the request up: it waits for no answer.
+			var n struct {
+				Method string `json:"method"`
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && n.Method == "notifications/cancelled" && len(n.Params.RequestID) > 0 {
+				r.book.answered(idKey(n.Params.RequestID))
+			}
 		}
 		return
 	}
@@ -245,7 +259,11 @@ func (b *answerBook) saw(p []byte) {
 	if t.method || !t.response || t.id == nil {
 		return
 	}
-	key := idKey(t.id)
+	b.answered(idKey(t.id))
+}
+
+// answered books one answer (or a cancellation) for key.
+func (b *answerBook) answered(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.open[key] == 0 {
