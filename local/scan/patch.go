@@ -55,6 +55,8 @@ func StartPatch(st *store.Store, opt Options) (*Scanner, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = 4
 	}
+	// Held only while the patch makes progress, as a scan's (package lease).
+	l.RequireProgress()
 	return &Scanner{st: st, opt: opt, lease: l, now: time.Now, patching: true}, nil
 }
 
@@ -87,6 +89,7 @@ func (s *Scanner) RunPatch(ctx context.Context, p Patch, until time.Time) (Patch
 	if !res.Finished {
 		return res, nil
 	}
+	s.lease.Progress()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
 		n, err := s.commitPatch(tx, p, &w, started)
 		res.Written = n
