@@ -26,6 +26,7 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 		ValidatedAt:            ck.At.UTC().Format(time.RFC3339),
 		RevalidateAfterSeconds: RevalidateAfter,
 		Packages:               capList(p.Meta.Packages, 8, 200),
+		Version:                dataText(p.Meta.Version, 64),
 		Branch:                 dataText(p.Meta.Git.Branch, 120),
 		Worktree:               p.Meta.Git.Worktree,
 		Workspace:              ws,

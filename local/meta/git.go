@@ -63,6 +63,7 @@ func (r *reader) readGit() {
 	}
 	g := &r.m.Git
 	g.Branch, g.Head = Clean(branch, maxItem), commit
+	r.gitDir, r.refsDir = gitDir, gitDir
 	configDir := gitDir
 	if b, ok := r.gitFile(gitDir, "commondir"); ok {
 		// A linked worktree: the config, and the remote, are the main
@@ -75,7 +76,7 @@ func (r *reader) readGit() {
 			r.problemf("git commondir: cannot be resolved")
 			return
 		}
-		g.Worktree, configDir = true, c
+		g.Worktree, configDir, r.refsDir = true, c, c
 		// A path is kept exactly or not at all: cleaning would change it.
 		if Clean(c, maxPath) == c {
 			g.CommonDir = c
