@@ -126,7 +126,7 @@ type reader struct {
 	// The git directory readGit found, and where its branches live (the
 	// main repository's for a linked worktree).
 	gitDir, refsDir string
-	m         local.Metadata
+	m               local.Metadata
 }
 
 // list reads the root directory once, bounded, so that absent files cost no
