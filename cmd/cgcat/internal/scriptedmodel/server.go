@@ -27,6 +27,16 @@ type Server struct {
 	// DumpDir, when set, receives every request body (for debugging a
 	// host's wire format).
 	DumpDir string
+	beforeReply func(*Turn)
+}
+
+// BeforeReply sets fn to see each request with its reply decided, before
+// the reply goes out: a test acts there at a chosen point of a session
+// (checks a process, kills one). nil removes it.
+func (s *Server) BeforeReply(fn func(*Turn)) {
+	s.mu.Lock()
+	s.beforeReply = fn
+	s.mu.Unlock()
 }
 
 // Start starts a scripted model server; Close stops it.
@@ -62,6 +72,12 @@ func (s *Server) Reset() {
 }
 
 func (s *Server) record(t Turn) {
+	s.mu.Lock()
+	fn := s.beforeReply
+	s.mu.Unlock()
+	if fn != nil {
+		fn(&t)
+	}
 	s.mu.Lock()
 	s.turns = append(s.turns, t)
 	s.mu.Unlock()
