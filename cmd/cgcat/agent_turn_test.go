@@ -49,6 +49,8 @@ type agentRun struct {
 	env       []string
 	pid       atomic.Int64 // the host process of the prompt running now
 	stderr    string       // the host's stderr of the last prompt
+	// started and ended bound the last prompt's host process.
+	started, ended time.Time
 }
 
 // hostPID is the host process of the prompt running now (0 between them).
@@ -281,7 +283,7 @@ func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt s
 		r.pid.Store(0)
 	}
 	elapsed := time.Since(start)
-	r.stderr = stderr.String()
+	r.stderr, r.started, r.ended = stderr.String(), start, start.Add(elapsed)
 	turns := r.model.Turns()
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, err, stdout.String(), stderr.String(), describeTurns(turns))
@@ -338,7 +340,11 @@ func describeTurns(turns []scriptedmodel.Turn) string {
 		for j, tl := range t.Tools {
 			names[j] = tl.FullName()
 		}
-		fmt.Fprintf(&b, "%d. %s %s tools=%d %v\n", i+1, t.Wire, t.Path, len(t.Tools), names)
+		gap := time.Duration(0)
+		if i > 0 {
+			gap = t.At.Sub(turns[i-1].At)
+		}
+		fmt.Fprintf(&b, "%d. +%s %s %s tools=%d %v\n", i+1, gap.Round(time.Millisecond), t.Wire, t.Path, len(t.Tools), names)
 		for _, res := range t.Results {
 			fmt.Fprintf(&b, "   result %s err=%v: %.300s\n", res.Tool, res.IsError, res.Text)
 		}

@@ -17,22 +17,25 @@ package main
 //  4. source distinction: the final answer names, for each task, the
 //     project and its own file and code (formatReceipt of B is B's, of C
 //     is C's); @acme/sdk at 2.1.0 is told from 1.4.0 by its version;
-//  5. history recovery: in a new session, a saved projectId (from the
+//  5. history recovery: in a second session, a saved projectId (from the
 //     answer of step 2) and a GBrain card's projectId (GBrain on, the fake
 //     GBrain) resolved through the host, then explored;
 //  6. no proxy: checked from /proc while the host's cgcat serve is alive
 //     after both native calls: no child process, no open file under any
 //     .codegraph, no socket; the CodeGraph server is not its descendant;
 //     no code query in cgcat's data dir afterwards;
-//  7. regression: a question about the main workspace makes no catalog
-//     call; killing cgcat's server mid-session (between its answer and
-//     the native call) leaves codegraph_explore working;
+//  7. regression: in the second session, a question about the main
+//     workspace makes no catalog call; killing cgcat's server mid-session
+//     (between its answer and the native call) leaves codegraph_explore
+//     working;
 //  8. the IDE path: Codex through `codex app-server` (the JSON-RPC
 //     protocol editors use) with a model turn (codex_appserver_test.go).
 //
-// Each host runs three sessions (four where a host needs the allow rule,
-// proved by a refused turn first); figures (steps passed, turn time,
-// tool-list bytes, catalog calls per task) are logged per host.
+// Each host runs two sessions (three where a host needs the allow rule,
+// proved by a refused turn first), sharing the fixture and the host's
+// home; figures (steps passed, turn time, tool-list bytes, catalog calls
+// per task) are logged per host. CGCAT_AGENT_TRACE=1 logs every request
+// of every session with the time since the one before.
 
 import (
 	"bytes"
@@ -104,7 +107,11 @@ type sessionFigures struct {
 	elapsed             time.Duration
 	requests            int // model requests with tools
 	tasks, catalogCalls int
+	nativeCalls         int
 	toolBytes, ourBytes int // the tool list the model received, and cgcat's two tools in it
+	// startup is the host's start to its first model request; tail its
+	// last model request to its exit.
+	startup, tail time.Duration
 }
 
 func newAcceptance(t *testing.T, h agentHost, bin string, p *e2eProjects) *acceptance {
@@ -184,9 +191,7 @@ func (a *acceptance) run() {
 		t.Fatalf("install changed the user's CodeGraph entry:\nbefore:\n%s\nafter:\n%s", nativeBefore, a.nativeConfig())
 	}
 
-	s1 := a.sessionOne()
-	a.sessionHistory(s1)
-	a.sessionRegression()
+	a.sessionLater(a.sessionOne())
 	if a.t.Failed() {
 		t.Logf("%s: turns of the failed session are in the step's log", h.host)
 	}
@@ -259,12 +264,21 @@ func (a *acceptance) session(name string, tasks ...scriptedmodel.Task) (string, 
 		}
 		last := main[len(main)-1]
 		for _, res := range last.Results {
-			if strings.Contains(res.Tool, "local_codegraph_") {
+			switch {
+			case strings.Contains(res.Tool, "local_codegraph_"):
 				f.catalogCalls++
+			case strings.HasSuffix(res.Tool, scriptedmodel.ExploreTool):
+				f.nativeCalls++
 			}
 		}
 	}
+	if len(turns) > 0 {
+		f.startup, f.tail = turns[0].At.Sub(a.r.started), a.r.ended.Sub(turns[len(turns)-1].At)
+	}
 	a.sessions = append(a.sessions, f)
+	if os.Getenv("CGCAT_AGENT_TRACE") != "" {
+		a.t.Logf("%s session %q: first request after %s, exit %s after the last:\n%s", a.h.host, name, f.startup.Round(time.Millisecond), f.tail.Round(time.Millisecond), describeTurns(turns))
+	}
 	return final, turns
 }
 
@@ -422,8 +436,11 @@ func checkContext(t *testing.T, h agentHost, main []scriptedmodel.Turn, serverIn
 	for _, tn := range main {
 		context += tn.System + "\n" + tn.Prompt + "\n"
 	}
-	if !strings.Contains(context, serverInstructions) {
-		t.Fatalf("%s: the model did not get cgcat's server instructions (%d bytes) intact", h.host, len(serverInstructions))
+	// Line by line: OpenCode indents each line of a server's instructions.
+	for _, line := range strings.Split(serverInstructions, "\n") {
+		if !strings.Contains(context, line) {
+			t.Fatalf("%s: the model did not get cgcat's server instructions intact; missing:\n%q", h.host, line)
+		}
 	}
 	for _, para := range strings.Split(strings.TrimSpace(snippet), "\n\n") {
 		if !strings.Contains(context, para) {
@@ -461,10 +478,13 @@ func checkSection(t *testing.T, sec, path string, has, hasNot []string) {
 	}
 }
 
-// sessionHistory: a new session resolves the id saved from the first
-// answer (B) and the id a GBrain card holds (C, with GBrain on).
-func (a *acceptance) sessionHistory(s1 []scriptedmodel.Turn) {
-	h, p := a.h, a.p
+// sessionLater is a new session with GBrain on: a question about the
+// workspace (no catalog call), the id saved from the first session's
+// answer (B) and a GBrain card's id (C) resolved and explored, then B
+// found again, with cgcat's server killed between its answer and the
+// native call.
+func (a *acceptance) sessionLater(s1 []scriptedmodel.Turn) {
+	t, h, p := a.t, a.h, a.p
 	var saved string
 	if m := mainTurns(s1); len(m) > 0 {
 		if res := resultFor(m[len(m)-1], h.catalogName, "@fruit/banana-sdk", m); res != nil {
@@ -473,40 +493,75 @@ func (a *acceptance) sessionHistory(s1 []scriptedmodel.Turn) {
 			}
 		}
 	}
+	if saved == "" {
+		t.Error("the first session's answer gave no projectId to save")
+		saved = "cg_aaaaaaaaaaaaaaaa"
+	}
+	card := a.cardID("@fruit/cherry-ledger")
+	a.writeConfig(true)
+	defer a.writeConfig(false)
+	var (
+		mu      sync.Mutex // the hook runs in the model server's handler
+		killed  = -1
+		killErr error
+	)
+	a.r.model.BeforeReply(func(tn *scriptedmodel.Turn) {
+		mu.Lock()
+		defer mu.Unlock()
+		// The native call that follows the catalog's answer for B (task 4).
+		afterCatalog := len(tn.Results) > 0 && strings.HasSuffix(tn.Results[len(tn.Results)-1].Tool, hostconfig.ToolProjects)
+		if c := tn.Reply.Call; killed == -1 && c != nil && c.Tool.FullName() == h.exploreName && afterCatalog {
+			killed, killErr = a.killServe()
+		}
+	})
+	final, turns := a.session("workspace, saved id, GBrain card, then B with cgcat killed",
+		scriptedmodel.Task{Kind: scriptedmodel.TaskWorkspace, Code: sharedSymbol},
+		scriptedmodel.Task{Kind: scriptedmodel.TaskResolve, Project: saved, Code: sharedSymbol},
+		scriptedmodel.Task{Kind: scriptedmodel.TaskResolve, Project: card, Code: sharedSymbol},
+		scriptedmodel.Task{Kind: scriptedmodel.TaskFind, Project: "@fruit/banana-sdk", Code: sharedSymbol})
+	a.r.model.BeforeReply(nil)
+	main := mainTurns(turns)
+	sections := answerSections(final)
+	wellFormed := func(t *testing.T) {
+		t.Helper()
+		if len(main) == 0 || len(sections) != 4 {
+			t.Fatalf("the final answer has %d task sections, want 4:\n%s\nturns:\n%s\nhost stderr:\n%s", len(sections), final, describeTurns(turns), a.r.stderr)
+		}
+	}
 	a.step("5 history recovery", func(t *testing.T) {
-		if saved == "" {
-			t.Fatal("the first session's answer gave no projectId to save")
-		}
-		card := a.cardID(t, "@fruit/cherry-ledger")
-		a.writeConfig(true)
-		defer a.writeConfig(false)
-		final, turns := a.session("saved id and GBrain card",
-			scriptedmodel.Task{Kind: scriptedmodel.TaskResolve, Project: saved, Code: sharedSymbol},
-			scriptedmodel.Task{Kind: scriptedmodel.TaskResolve, Project: card, Code: sharedSymbol})
-		main := mainTurns(turns)
-		if len(main) == 0 {
-			t.Fatalf("no model request:\n%s", describeTurns(turns))
-		}
+		wellFormed(t)
 		resolveName := strings.TrimSuffix(h.catalogName, hostconfig.ToolProjects) + hostconfig.ToolResolve
 		for _, id := range []string{saved, card} {
 			res := resultFor(main[len(main)-1], resolveName, id, main)
 			if res == nil || !strings.Contains(res.Text, "GBrain ok") && !strings.Contains(res.Text, `"gbrainState":"ok"`) {
-				t.Fatalf("resolve %s through %s: no answer with GBrain on:\n%s\nhost stderr:\n%s", id, h.host, describeTurns(turns), a.r.stderr)
+				t.Fatalf("resolve %s through %s: no answer with GBrain on:\n%s", id, h.host, describeTurns(turns))
 			}
 		}
-		sections := answerSections(final)
-		if len(sections) != 2 {
-			t.Fatalf("the final answer has %d task sections, want 2:\n%s\n%s", len(sections), final, describeTurns(turns))
+		checkSection(t, sections[1], p.b, []string{"banana receipt"}, []string{"cherry receipt"})
+		checkSection(t, sections[2], p.c, []string{"cherry receipt"}, []string{"banana receipt"})
+	})
+	a.step("7 regression", func(t *testing.T) {
+		wellFormed(t)
+		// The workspace question: one native call, no catalog call first.
+		if c := main[0].Reply.Call; c == nil || c.Tool.FullName() != h.exploreName || c.Args["projectPath"] != nil {
+			t.Fatalf("the workspace question did not go to %s first (without projectPath):\n%s", h.exploreName, describeTurns(turns))
 		}
-		checkSection(t, sections[0], p.b, []string{"banana receipt"}, []string{"cherry receipt"})
-		checkSection(t, sections[1], p.c, []string{"cherry receipt"}, []string{"banana receipt"})
+		checkSection(t, sections[0], "the current workspace", []string{"workspace receipt", "src/app.ts"}, []string{"banana receipt", "cherry receipt"})
+		mu.Lock()
+		defer mu.Unlock()
+		if killErr != nil || killed <= 0 {
+			t.Fatalf("cgcat serve was not killed mid-session (pid %d): %v\n%s", killed, killErr, describeTurns(turns))
+		}
+		// Killed after its answer for B: CodeGraph still answers for B.
+		checkSection(t, sections[3], p.b, []string{"banana receipt"}, []string{"workspace receipt"})
 	})
 }
 
 // cardID pushes the catalog's cards into the fake GBrain (`cgcat gbrain
 // sync`) and reads the projectId of the card named name, as an agent
 // reading GBrain would.
-func (a *acceptance) cardID(t *testing.T, name string) string {
+func (a *acceptance) cardID(name string) string {
+	t := a.t
 	t.Helper()
 	a.writeConfig(true)
 	defer a.writeConfig(false)
@@ -526,53 +581,8 @@ func (a *acceptance) cardID(t *testing.T, name string) string {
 			}
 		}
 	}
-	t.Fatalf("no GBrain card titled %q among %d pages", name, len(a.fake.Pages(t)))
-	return ""
-}
-
-// sessionRegression: the workspace question makes no catalog call; then
-// cgcat's server is killed after it answered for B, and the native call
-// for B still works.
-func (a *acceptance) sessionRegression() {
-	h, p := a.h, a.p
-	a.step("7 regression", func(t *testing.T) {
-		var (
-			mu      sync.Mutex // the hook runs in the model server's handler
-			killed  = -1
-			killErr error
-		)
-		a.r.model.BeforeReply(func(tn *scriptedmodel.Turn) {
-			mu.Lock()
-			defer mu.Unlock()
-			c := tn.Reply.Call
-			if killed == -1 && c != nil && c.Tool.FullName() == h.exploreName && c.Args["projectPath"] == p.b {
-				killed, killErr = a.killServe()
-			}
-		})
-		final, turns := a.session("workspace, then B with cgcat killed",
-			scriptedmodel.Task{Kind: scriptedmodel.TaskWorkspace, Code: sharedSymbol},
-			scriptedmodel.Task{Kind: scriptedmodel.TaskFind, Project: "@fruit/banana-sdk", Code: sharedSymbol})
-		a.r.model.BeforeReply(nil)
-		main := mainTurns(turns)
-		if len(main) < 2 {
-			t.Fatalf("too few model requests:\n%s\nhost stderr:\n%s", describeTurns(turns), a.r.stderr)
-		}
-		// The workspace task: one native call, no catalog call before it.
-		if c := main[0].Reply.Call; c == nil || c.Tool.FullName() != h.exploreName || c.Args["projectPath"] != nil {
-			t.Fatalf("the workspace question did not go to %s first (without projectPath):\n%s", h.exploreName, describeTurns(turns))
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if killErr != nil || killed <= 0 {
-			t.Fatalf("cgcat serve was not killed mid-session (pid %d): %v\n%s", killed, killErr, describeTurns(turns))
-		}
-		sections := answerSections(final)
-		if len(sections) != 2 {
-			t.Fatalf("the final answer has %d task sections, want 2:\n%s\n%s", len(sections), final, describeTurns(turns))
-		}
-		checkSection(t, sections[0], "the current workspace", []string{"workspace receipt", "src/app.ts"}, []string{"banana receipt", "cherry receipt"})
-		checkSection(t, sections[1], p.b, []string{"banana receipt"}, []string{"workspace receipt"})
-	})
+	t.Errorf("no GBrain card titled %q among %d pages", name, len(a.fake.Pages(t)))
+	return "cg_bbbbbbbbbbbbbbbb"
 }
 
 // ---- processes, from /proc ------------------------------------------------
@@ -607,6 +617,9 @@ func (a *acceptance) noProxyFindings() []string {
 		}
 		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 		for _, fd := range fds {
+			if n := filepath.Base(fd); n == "0" || n == "1" || n == "2" {
+				continue // stdio: a pipe or, from a node host, a socket pair
+			}
 			target, err := os.Readlink(fd)
 			if err != nil {
 				continue
@@ -744,8 +757,8 @@ func (a *acceptance) summary() string {
 		if s.tasks > 0 {
 			perTask = float64(s.catalogCalls) / float64(s.tasks)
 		}
-		fmt.Fprintf(&b, "\n  session %q: %s, %d model requests, %d catalog calls for %d tasks (%.2f a task), tool list %d bytes (cgcat's tools %d)",
-			s.name, s.elapsed.Round(time.Millisecond), s.requests, s.catalogCalls, s.tasks, perTask, s.toolBytes, s.ourBytes)
+		fmt.Fprintf(&b, "\n  session %q: %s (host start to first request %s, last request to exit %s), %d model requests, %d tasks: %d catalog calls (%.2f a task) and %d native calls, tool list %d bytes (cgcat's tools %d)",
+			s.name, s.elapsed.Round(time.Millisecond), s.startup.Round(time.Millisecond), s.tail.Round(time.Millisecond), s.requests, s.tasks, s.catalogCalls, perTask, s.nativeCalls, s.toolBytes, s.ourBytes)
 	}
 	return b.String()
 }

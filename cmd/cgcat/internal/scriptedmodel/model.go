@@ -27,6 +27,7 @@ package scriptedmodel
 
 import (
 	"encoding/json"
+	"time"
 	"fmt"
 	"strings"
 )
@@ -81,6 +82,9 @@ type Turn struct {
 	ToolBytes int
 	Results   []Result
 	Reply     Reply
+	// At is when the request arrived (the gap to the next one is the
+	// host's work between them: tool calls, its own bookkeeping).
+	At time.Time
 }
 
 // ToolNamed returns the offered tool whose name ends with suffix.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is the scripted model on an httptest server (127.0.0.1 only).
@@ -72,6 +73,7 @@ func (s *Server) Reset() {
 }
 
 func (s *Server) record(t Turn) {
+	t.At = time.Now()
 	s.mu.Lock()
 	fn := s.beforeReply
 	s.mu.Unlock()

@@ -77,13 +77,15 @@ type agent struct {
 	next                      int // the next result to read
 }
 
-// result returns the next result if it came from tool, else nil.
-func (a *agent) result(tool *Tool) *Result {
+// result returns the next result if it came from the tool named name
+// (whatever the host's prefix), else nil. A tool no longer offered (its
+// server died) still has its earlier results.
+func (a *agent) result(name string) *Result {
 	if a.next >= len(a.turn.Results) {
 		return nil
 	}
 	r := &a.turn.Results[a.next]
-	if r.Tool != tool.FullName() && r.Tool != tool.Name {
+	if !strings.HasSuffix(r.Tool, name) {
 		return nil
 	}
 	a.next++
@@ -97,15 +99,14 @@ func (a *agent) do(t Task) (done bool, reply Reply) {
 	case TaskWorkspace:
 		project = "the current workspace"
 	case TaskFind, TaskResolve:
-		tool, args := a.catalog, map[string]any{"query": t.Project, "limit": 3}
+		tool, name, args := a.catalog, catalogTool, map[string]any{"query": t.Project, "limit": 3}
 		if t.Kind == TaskResolve {
-			tool, args = a.resolve, map[string]any{"projectId": t.Project}
+			tool, name, args = a.resolve, resolveTool, map[string]any{"projectId": t.Project}
 		}
-		if tool == nil {
-			return true, Reply{Text: "Gap: the catalog tools are not offered to me " + toolNames(a.turn.Tools) + "; I did not look elsewhere."}
-		}
-		r := a.result(tool)
+		r := a.result(name)
 		switch {
+		case r == nil && tool == nil:
+			return true, Reply{Text: "Gap: the catalog tools are not offered to me " + toolNames(a.turn.Tools) + "; I did not look elsewhere."}
 		case r == nil:
 			return false, Reply{Call: &Call{Tool: *tool, Args: args}}
 		case r.IsError:
@@ -121,7 +122,7 @@ func (a *agent) do(t Task) (done bool, reply Reply) {
 	if path != "" {
 		args["projectPath"] = path
 	}
-	r := a.result(a.explore)
+	r := a.result(exploreTool)
 	switch {
 	case r == nil:
 		return false, Reply{Call: &Call{Tool: *a.explore, Args: args}}
