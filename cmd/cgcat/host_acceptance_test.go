@@ -192,6 +192,9 @@ func (a *acceptance) run() {
 	}
 
 	a.sessionLater(a.sessionOne())
+	if h.host == hostCodex {
+		a.appServerStep()
+	}
 	if a.t.Failed() {
 		t.Logf("%s: turns of the failed session are in the step's log", h.host)
 	}
