@@ -152,9 +152,9 @@ func (s *appServer) answer(method string, m map[string]any) {
 	s.send(map[string]any{"id": m["id"], "result": result})
 }
 
-// appServerTurn runs the first session's B and C tasks as one editor turn
-// and returns the final agent message, the MCP tool calls made (server,
-// tool, status) and the turn's time.
+// appServerTurn runs tasks as one editor turn and returns the final agent
+// message, the MCP tool calls made (server, tool, status), the time to a
+// ready thread and the turn's time.
 func (a *acceptance) appServerTurn(tasks ...scriptedmodel.Task) (string, []string, time.Duration, time.Duration) {
 	t := a.t
 	a.r.model.Reset()
@@ -201,6 +201,7 @@ func (a *acceptance) appServerTurn(tasks ...scriptedmodel.Task) (string, []strin
 	if len(s.requests) > 0 {
 		t.Logf("codex app-server asked the client: %v", s.requests)
 	}
+	a.record("codex app-server: B then C", len(tasks), a.r.model.Turns(), start, time.Now())
 	return final, calls, ready, time.Since(turnStart)
 }
 
@@ -224,19 +225,6 @@ func (a *acceptance) appServerStep() {
 		}
 		checkSection(t, sections[0], p.b, []string{"src/orders.ts", "banana receipt"}, []string{"cherry receipt"})
 		checkSection(t, sections[1], p.c, []string{"src/ledger.ts", "cherry receipt"}, []string{"banana receipt"})
-		f := sessionFigures{name: "codex app-server: B then C", elapsed: ready + turn, startup: ready, tasks: 2}
-		for _, tn := range mainTurns(turns) {
-			f.requests++
-			f.toolBytes = max(f.toolBytes, tn.ToolBytes)
-		}
-		for _, c := range calls {
-			if strings.Contains(c, "local_codegraph_") {
-				f.catalogCalls++
-			} else {
-				f.nativeCalls++
-			}
-		}
-		a.sessions = append(a.sessions, f)
 		t.Logf("codex app-server: thread ready in %s, the turn in %s", ready.Round(time.Millisecond), turn.Round(time.Millisecond))
 	})
 }

@@ -254,8 +254,14 @@ func (a *acceptance) install() {
 
 // session runs one prompt of tasks and records its figures.
 func (a *acceptance) session(name string, tasks ...scriptedmodel.Task) (string, []scriptedmodel.Turn) {
-	final, turns, elapsed := runAgentPrompt(a.t, a.h, a.bin, a.r, scriptedmodel.Prompts(tasks...))
-	f := sessionFigures{name: name, elapsed: elapsed, tasks: len(tasks)}
+	final, turns, _ := runAgentPrompt(a.t, a.h, a.bin, a.r, scriptedmodel.Prompts(tasks...))
+	a.record(name, len(tasks), turns, a.r.started, a.r.ended)
+	return final, turns
+}
+
+// record keeps the figures of a session whose host ran from start to end.
+func (a *acceptance) record(name string, tasks int, turns []scriptedmodel.Turn, start, end time.Time) {
+	f := sessionFigures{name: name, elapsed: end.Sub(start), tasks: tasks}
 	main := mainTurns(turns)
 	f.requests = len(main)
 	if len(main) > 0 {
@@ -276,13 +282,12 @@ func (a *acceptance) session(name string, tasks ...scriptedmodel.Task) (string, 
 		}
 	}
 	if len(turns) > 0 {
-		f.startup, f.tail = turns[0].At.Sub(a.r.started), a.r.ended.Sub(turns[len(turns)-1].At)
+		f.startup, f.tail = turns[0].At.Sub(start), end.Sub(turns[len(turns)-1].At)
 	}
 	a.sessions = append(a.sessions, f)
 	if os.Getenv("CGCAT_AGENT_TRACE") != "" {
 		a.t.Logf("%s session %q: first request after %s, exit %s after the last:\n%s", a.h.host, name, f.startup.Round(time.Millisecond), f.tail.Round(time.Millisecond), describeTurns(turns))
 	}
-	return final, turns
 }
 
 // mainTurns are the requests that offered tools (not a title or a

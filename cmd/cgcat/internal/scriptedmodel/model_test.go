@@ -124,3 +124,22 @@ func TestDecideTasksInOrder(t *testing.T) {
 		t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDecideAfterTheCatalogDied: a host drops the tools of a server that
+// died (OpenCode does); the catalog's earlier answer still leads to the
+// native call, and a task that would need the catalog now is a gap.
+func TestDecideAfterTheCatalogDied(t *testing.T) {
+	prompt := Prompts(Task{Kind: TaskFind, Project: "b", Code: "X"}, Task{Kind: TaskFind, Project: "c", Code: "Y"})
+	onlyNative := []Tool{{Name: "cg_codegraph_explore"}}
+	turn := Turn{Prompt: prompt, Tools: onlyNative, Results: []Result{
+		{Tool: "cat_local_codegraph_projects", Text: "1. \"b\"  projectId=cg_b recordRevision=1\n   projectPath: /code/b\n"}}}
+	r := decide(&turn)
+	if r.Call == nil || r.Call.Tool.Name != "cg_codegraph_explore" || r.Call.Args["projectPath"] != "/code/b" {
+		t.Fatalf("after the catalog died: %+v", r)
+	}
+	turn.Results = append(turn.Results, Result{Tool: "cg_codegraph_explore", Text: "found X"})
+	r = decide(&turn)
+	if r.Call != nil || !strings.Contains(r.Text, Answer+"/code/b:\nfound X") || !strings.Contains(r.Text, "## Task 2: find the project «c» and explore «Y»\nGap: the catalog tools are not offered") {
+		t.Fatalf("final answer: %+v", r)
+	}
+}
