@@ -200,7 +200,7 @@ func e2eFixture(t *testing.T) *e2eProjects {
 			filepath.Join(p.sdk2, "package.json"):              `{"name": "@acme/sdk", "description": "Acme API client", "version": "2.1.0"}`,
 			filepath.Join(p.sdk2, "src", "client.ts"):          "export class AcmeClient {\n  openSession(token: string): string { return \"session-\" + token; }\n}\n",
 			filepath.Join(p.a, "package.json"):                 `{"name": "workspace-a", "description": "The agent's own workspace", "version": "0.1.0"}`,
-			filepath.Join(p.a, "src", "app.ts"):               "export function formatReceipt(total: number): string { return \"workspace receipt \" + total; }\n",
+			filepath.Join(p.a, "src", "app.ts"):                "export function formatReceipt(total: number): string { return \"workspace receipt \" + total; }\n",
 			filepath.Join(p.d, "package.json"):                 `{"name": "@fruit/durian-plugin", "description": "Durian plugin registry", "version": "1.0.0"}`,
 			filepath.Join(p.d, "src", "durian.ts"):             "export class DurianPluginRegistry {\n  registerDurianPlugin(name: string): boolean { return name.length > 0; }\n}\n",
 			filepath.Join(p.decoy, "tool.ts"):                  "export const decoyTool = 1;\n",

@@ -17,7 +17,11 @@ var (
 	gradleGroup = regexp.MustCompile(`(?m)^\s*(?:project\.)?group\s*(?:=\s*|\s)` + quoted)
 	gradleDesc  = regexp.MustCompile(`(?m)^\s*(?:project\.)?description\s*(?:=\s*|\s)` + quoted)
 	gradleVer   = regexp.MustCompile(`(?m)^\s*(?:project\.)?version\s*(?:=\s*|\s)` + quoted)
-	gemAttr     = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description|version)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
+	// flutterSDK is a dependency on the Flutter SDK (sdk: flutter).
+	flutterSDK = regexp.MustCompile(`(?m)^\s+sdk:\s*flutter\s*$`)
+	// kotlinPlugin is the Kotlin Gradle plugin, however it is applied.
+	kotlinPlugin = regexp.MustCompile(`(?m)^\s*(?:kotlin\(\s*"|id\s*\(?\s*["']org\.jetbrains\.kotlin|apply\s+plugin:\s*["']kotlin)`)
+	gemAttr      = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description|version)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
 )
 
 // firstLiteral returns the first literal value re matches in b.
@@ -39,6 +43,10 @@ func parseGradle(settings, build []byte) manifest {
 		m.packages = append(m.packages, group+":"+name)
 	}
 	m.packages = append(m.packages, nonEmpty(name)...)
+	m = withLanguage(m, langJava)
+	if kotlinPlugin.Match(build) || kotlinPlugin.Match(settings) {
+		m = withLanguage(m, langKotlin)
+	}
 	return m
 }
 
@@ -57,7 +65,7 @@ func parseGemspec(_ string, b []byte) (manifest, error) {
 	}
 	m := manifest{name: attrs["name"], description: cmp.Or(attrs["description"], attrs["summary"]), version: attrs["version"]}
 	m.packages = nonEmpty(m.name)
-	return m, nil
+	return withLanguage(m, langRuby), nil
 }
 
 // parsePubspec reads the top-level name:, description: and version: lines of
@@ -104,6 +112,10 @@ func parsePubspec(_ string, b []byte) (manifest, error) {
 		return manifest{}, errors.New("no top-level name or description")
 	}
 	m.packages = nonEmpty(m.name)
+	m = withLanguage(m, langDart)
+	if flutterSDK.Match(b) {
+		m = withLanguage(m, langFlutter)
+	}
 	return m, nil
 }
 

@@ -27,9 +27,9 @@ package scriptedmodel
 
 import (
 	"encoding/json"
-	"time"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Tool is one tool as a model received it.
@@ -73,11 +73,11 @@ type Reply struct {
 
 // Turn is one request, normalised across wires, with the reply given.
 type Turn struct {
-	Wire    string // "responses", "chat", "messages", "gemini"
-	Path    string // the HTTP path
-	Prompt  string // every user text, joined
-	System  string // system/developer instructions, joined
-	Tools   []Tool
+	Wire   string // "responses", "chat", "messages", "gemini"
+	Path   string // the HTTP path
+	Prompt string // every user text, joined
+	System string // system/developer instructions, joined
+	Tools  []Tool
 	// ToolBytes is the size of the request's whole tool list (JSON).
 	ToolBytes int
 	Results   []Result
@@ -141,4 +141,3 @@ func toolNames(tools []Tool) string {
 	}
 	return "[" + strings.Join(names, ", ") + "]"
 }
-

@@ -27,7 +27,7 @@ type Server struct {
 	unhandled []string
 	// DumpDir, when set, receives every request body (for debugging a
 	// host's wire format).
-	DumpDir string
+	DumpDir     string
 	beforeReply func(*Turn)
 }
 
