@@ -166,7 +166,6 @@ func descendants(root int) []int {
 	return out
 }
 
-
 // TestProcHelpersSeeAChild: the no-proxy check would see a proxy — a
 // process below the one looked at is found as a child and a descendant
 // (and its parent among its ancestors), and a killed one is no longer alive.
