@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/pathid"
 )
@@ -36,9 +37,10 @@ var lookalikeTraits = []string{"name", "package", "version", "branch", "worktree
 
 // markLookalikes groups the answer's projects that share a name, a package
 // or a repository, reads the commit each one has checked out (only these:
-// a few small files each) and fills Commit and Lookalike. recs is parallel
-// to ps (nil for a historical card).
-func markLookalikes(ps []Project, recs []*local.Project) {
+// a few small files each; only from git directories the caller's view
+// holds, as for the branch) and fills Commit and Lookalike. recs is
+// parallel to ps (nil for a historical card).
+func markLookalikes(ps []Project, recs []*local.Project, pol catalog.Policy) {
 	n := len(ps)
 	if n < 2 {
 		return
@@ -71,8 +73,11 @@ func markLookalikes(ps []Project, recs []*local.Project) {
 			continue
 		}
 		for _, i := range m {
-			if ps[i].ProjectPath != nil && recs[i] != nil {
-				ps[i].Commit = meta.Commit(*ps[i].ProjectPath)
+			if ps[i].ProjectPath != nil && recs[i] != nil && gitLent(recs[i], pol) {
+				id, outside := meta.Commit(*ps[i].ProjectPath)
+				if !slices.ContainsFunc(outside, func(d string) bool { return !dirLent(d, pol) }) {
+					ps[i].Commit = id
+				}
 			}
 		}
 		for _, i := range m {

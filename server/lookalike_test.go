@@ -148,3 +148,50 @@ func mustText(t *testing.T, text string, parts ...string) {
 		}
 	}
 }
+
+// TestLookalikeCommitFromADeniedGitDir: the commit is read only from git
+// directories the caller's view holds, as the branch is (issue 23, case
+// 9c): a look-alike whose .git file names a denied repository shows no
+// commit, also when the .git file was swapped to point there after the
+// scan (the commit is read live).
+func TestLookalikeCommitFromADeniedGitDir(t *testing.T) {
+	t.Parallel()
+	const denied, own = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	base := tempDir(t)
+	code := filepath.Join(base, "code")
+	secret := filepath.Join(code, "secret")
+	writeFile(t, filepath.Join(secret, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(secret, ".git", "refs", "heads", "main"), denied+"\n")
+	a, b := filepath.Join(code, "a"), filepath.Join(code, "b")
+	for _, d := range []string{a, b} {
+		server.MakeProjectDir(t, d)
+		writeFile(t, filepath.Join(d, "package.json"), `{"name": "twin", "version": "1.0.0"}`)
+	}
+	writeFile(t, filepath.Join(a, ".git"), "gitdir: "+filepath.Join(secret, ".git")+"\n")
+	writeFile(t, filepath.Join(b, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(b, ".git", "refs", "heads", "main"), own+"\n")
+	p := serve(t, cfg{DataDir: filepath.Join(base, "data"), Roots: []string{code}, Deny: []string{secret}}.write(t))
+	defer p.Close()
+	p.waitScanned()
+
+	check := func(wantB string) {
+		t.Helper()
+		ans := p.projects(map[string]any{"query": "twin", "limit": 2})
+		if len(ans.env.Projects) != 2 || strings.Contains(ans.text, denied[:12]) || strings.Contains(string(ans.res.RawStructuredContent), denied) {
+			t.Fatalf("the denied repository's commit is shown:\n%s", ans.text)
+		}
+		for _, pr := range ans.env.Projects {
+			want := map[string]string{a: "", b: wantB}[*pr.ProjectPath]
+			if pr.Commit != want || pr.Lookalike == nil {
+				t.Fatalf("%s: commit %q lookalike %+v, want commit %q\n%s", *pr.ProjectPath, pr.Commit, pr.Lookalike, want, ans.text)
+			}
+		}
+	}
+	check(own)
+	// b's .git swapped for a file naming the denied repository.
+	if err := os.RemoveAll(filepath.Join(b, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(b, ".git"), "gitdir: "+filepath.Join(secret, ".git")+"\n")
+	check("")
+}

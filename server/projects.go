@@ -145,7 +145,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		e.Projects = append(e.Projects, f.project(c, p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
 		recs = append(recs, p)
 	}
-	markLookalikes(e.Projects, recs)
+	markLookalikes(e.Projects, recs, c.pol)
 	if end < len(ids) {
 		if snap.id == "" {
 			f.cursors.keep(snap)

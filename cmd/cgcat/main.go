@@ -25,10 +25,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -47,10 +45,7 @@ func main() {
 	out := os.Stdout
 	os.Stdout = os.Stderr
 	tuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(runUntilSignalled(os.Args[1:], os.Stdin, out, os.Stderr))
 }
 
 // tuneGC: a cgcat process keeps little on its heap (the catalog is a

@@ -1,34 +1,56 @@
 package meta
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/cgcat/cgcat/local/nofollow"
+	"github.com/cgcat/cgcat/local/pathid"
 )
 
 // Commit returns the commit checked out in the git repository at root
 // (SHA-1 or SHA-256, hex), read from files only: HEAD, then the branch's
-// loose ref or its line in packed-refs. It returns "" when root is no git
-// checkout or the commit cannot be told (an unborn branch, a ref outside
-// refs/heads, a packed-refs too large to search).
+// loose ref or its line in packed-refs; and the git directories outside
+// root it read them from (a worktree's, a separate git dir's), so that a
+// caller lends the commit only where its sharing view holds every one of
+// them. It returns "" when root is no git checkout or the commit cannot be
+// told (an unborn branch, a ref outside refs/heads, a packed-refs too
+// large to search, a git dir whose path would not survive cleaning).
 //
 // It is read when an answer is made, never stored: the commit moves with
 // every `git commit` in the project, which no metadata stamp watches. It
 // reads with the same protections as Read (no symlink out of the root,
 // nothing under .codegraph, no FIFO, bounded sizes).
-func Commit(root string) string {
+func Commit(root string) (id string, outside []string) {
 	d, err := nofollow.OpenDir(root)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	defer d.Close()
 	r := newReader(d.Path(), Limits{MaxBytesPerFile: maxPackedRefs, MaxBytesPerProject: 2 * maxPackedRefs})
 	r.dir = d
 	defer r.closeDirs()
 	if r.list() != nil {
-		return ""
+		return "", nil
 	}
 	r.readGit()
+	for _, dir := range []string{r.gitDir, r.refsDir} {
+		if dir == "" || pathid.Within(r.root, dir) || slices.Contains(outside, dir) {
+			continue
+		}
+		if Clean(dir, maxPath) != dir {
+			return "", nil // a path that could not be shown could not be checked
+		}
+		outside = append(outside, dir)
+	}
+	if id = r.commit(); id == "" {
+		return "", nil
+	}
+	return id, outside
+}
+
+// commit resolves what readGit found to a commit id, or "".
+func (r *reader) commit() string {
 	g := r.m.Git
 	if g.Head != "" {
 		return g.Head

@@ -36,8 +36,8 @@ func TestCommitFromFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := meta.Commit(tree(t, "proj", tt.files)); got != tt.want {
-				t.Errorf("Commit = %q, want %q", got, tt.want)
+			if got, outside := meta.Commit(tree(t, "proj", tt.files)); got != tt.want || outside != nil {
+				t.Errorf("Commit = %q %q, want %q and no git dir outside", got, outside, tt.want)
 			}
 		})
 	}
@@ -51,14 +51,14 @@ func TestCommitHostile(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "ref"), filepath.Join(root, ".git/refs/heads/main")); err != nil {
 		t.Fatal(err)
 	}
-	if got := meta.Commit(root); got != "" {
+	if got, _ := meta.Commit(root); got != "" {
 		t.Errorf("a ref symlinked out of the project gave %q", got)
 	}
 	fifo := tree(t, "fifo", map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/x": ""})
 	if err := syscall.Mkfifo(filepath.Join(fifo, ".git/refs/heads/main"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	if got := meta.Commit(fifo); got != "" {
+	if got, _ := meta.Commit(fifo); got != "" {
 		t.Errorf("a FIFO ref gave %q", got)
 	}
 }
@@ -96,18 +96,24 @@ func TestCommitOfClonesAndWorktrees(t *testing.T) {
 	git(c2, "pack-refs", "--all") // one clone's branch packed, the other's loose
 	wt := filepath.Join(base, "wt")
 	git(origin, "worktree", "add", "-q", "-b", "topic", wt)
-	for _, dir := range []string{origin, c1, c2, wt} {
-		if got := meta.Commit(dir); got != head {
-			t.Errorf("%s: Commit = %q, want %q", dir, got, head)
+	for _, dir := range []string{origin, c1, c2} {
+		if got, outside := meta.Commit(dir); got != head || outside != nil {
+			t.Errorf("%s: Commit = %q %q, want %q read inside the clone", dir, got, outside, head)
 		}
+	}
+	// The worktree's HEAD and branch live in the main repository's git
+	// dir: it is named, for the caller to check against its view.
+	originGit, _ := filepath.EvalSymlinks(filepath.Join(origin, ".git"))
+	if got, outside := meta.Commit(wt); got != head || len(outside) != 2 || !strings.HasPrefix(outside[0], originGit+"/worktrees/") || outside[1] != originGit {
+		t.Errorf("worktree: Commit = %q %q, want %q from %s", got, outside, head, originGit)
 	}
 	os.WriteFile(filepath.Join(wt, "x"), []byte("x"), 0o644)
 	git(wt, "add", ".")
 	git(wt, "commit", "-q", "-m", "two")
-	if got, want := meta.Commit(wt), git(wt, "rev-parse", "HEAD"); got != want || got == head {
-		t.Errorf("after a commit in the worktree: %q, want %q", got, want)
+	if got, _ := meta.Commit(wt); got != git(wt, "rev-parse", "HEAD") || got == head {
+		t.Errorf("after a commit in the worktree: %q, want the new head", got)
 	}
-	if got := meta.Commit(origin); got != head {
+	if got, _ := meta.Commit(origin); got != head {
 		t.Errorf("origin after the worktree's commit: %q, want %q", got, head)
 	}
 }
