@@ -13,8 +13,8 @@
 // meta (bounded metadata reading), lease (one process per job), scan
 // (discovery), store (the LevelDB catalog and its key space), view (the
 // published copy readers follow), search (ranking), catalog (the read model
-// every answer comes from), refresh (the discovery loop) and fixture (test
-// helpers).
+// every answer comes from), refresh (the discovery loop, and following the
+// disk), watch (file events) and fixture (test helpers).
 //
 // Nothing under local speaks MCP, talks to GBrain, runs a project's code or
 // opens a CodeGraph database, and nothing here imports a package outside
@@ -87,6 +87,7 @@ type Metadata struct {
 	Name        string   `json:"name,omitempty"`        // best display name (manifest, hint file, else folder name)
 	Description string   `json:"description,omitempty"` // manifest or hint-file description
 	Packages    []string `json:"packages,omitempty"`    // package / module names declared by manifests
+	Version     string   `json:"version,omitempty"`     // release declared by the first manifest that has one
 	Keywords    []string `json:"keywords,omitempty"`
 	Aliases     []string `json:"aliases,omitempty"` // from codegraph/project.json
 	Tags        []string `json:"tags,omitempty"`    // from codegraph/project.json
@@ -105,6 +106,9 @@ type GitInfo struct {
 	Branch   string `json:"branch,omitempty"`   // current branch, or "" when detached
 	Head     string `json:"head,omitempty"`     // commit id when detached
 	Worktree bool   `json:"worktree,omitempty"` // a linked worktree (.git is a file)
-	// CommonDir is the main repository's .git directory for a linked worktree.
+	// CommonDir is the repository's git directory when it lies outside the
+	// project: a linked worktree's main .git, a submodule's or a separate
+	// git dir named by a .git file. Answers show the branch only when the
+	// sharing view holds it (a git dir outside the view lends no branch).
 	CommonDir string `json:"commonDir,omitempty"`
 }

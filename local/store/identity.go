@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // Identity is who this data dir is: a machine id and a secret, written once
@@ -55,10 +57,12 @@ func ReadIdentity(dataDir string) (Identity, error) {
 
 func readIdentityFile(path string) (Identity, error) {
 	var id Identity
-	b, err := os.ReadFile(path)
+	// Read without waiting on a FIFO put in its place, bounded.
+	r, err := nofollow.ReadRegular(path, 64<<10, true)
 	if err != nil {
 		return id, err
 	}
+	b := r.Data
 	if err := json.Unmarshal(b, &id); err != nil || !ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
 		return Identity{}, errDamaged(path)
 	}

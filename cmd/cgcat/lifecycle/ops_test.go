@@ -33,7 +33,7 @@ type op struct {
 func (r *run) ops() []op {
 	has := func(f func(*proj) bool) bool { return slices.ContainsFunc(r.m.live(), f) }
 	always := func() bool { return true }
-	return []op{
+	ops := []op{
 		{"create", 14, func() bool { return len(r.m.live()) < maxLive }, r.opCreate},
 		{"remove-index", 4, func() bool { return has(func(p *proj) bool { return p.indexed }) }, r.opRemoveIndex},
 		{"reindex", 3, func() bool { return has(func(p *proj) bool { return !p.indexed }) }, r.opReindex},
@@ -59,7 +59,10 @@ func (r *run) ops() []op {
 		{"bind-mount-deny", 1, func() bool { return r.isRoot && len(r.w.mounts) < 2 }, r.opBindMount},
 		{"unmount", 1, func() bool { return len(r.w.mounts) > 0 }, r.opUnmount},
 		{"settle", 3, always, func() { r.settle() }},
+		{"bulk-create", 2, func() bool { return len(r.m.live()) < maxLive-3 }, r.opBulkCreate},
+		{"event-storm", 1, func() bool { return len(r.m.live()) < maxLive }, r.opEventStorm},
 	}
+	return append(ops, r.hostileOps()...)
 }
 
 func (r *run) doStep() {
@@ -82,12 +85,14 @@ func (r *run) doStep() {
 	}
 	r.stats.ops[chosen.name]++
 	settledNow := r.stats.settles
+	before := r.liveSnapshot()
 	t0 := time.Now()
 	chosen.do()
 	if chosen.name != "settle" && chosen.name != "prune" {
 		r.stats.opTime += time.Since(t0)
 	}
 	r.afterChange()
+	r.checkLive(chosen.name, before)
 	if r.stats.settles == settledNow { // a settle checks on its own
 		r.checkStep(false)
 	}
@@ -195,6 +200,11 @@ func (r *run) writeConfig(why string) {
 	if err := r.w.writeConfig(r.c, r.gbConf); err != nil {
 		r.t.Fatal(err)
 	}
+	r.configWritten(why)
+}
+
+// configWritten records that the config file now says r.c.
+func (r *run) configWritten(why string) {
 	r.lastConfig = r.step
 	// Every process loads the new file before its next answer (R37), and
 	// resolves the deny roots again as they are now.
