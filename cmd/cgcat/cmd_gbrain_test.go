@@ -353,7 +353,8 @@ func waitProgress(t *testing.T, lines <-chan string, n int) {
 func TestGBrainSyncCrashLosesNoCardAndDuplicatesNone(t *testing.T) {
 	const n = 40
 	e := newGBEnv(t, n)
-	e.fake.SetControl(t, gbraintest.Control{DelayMs: 60, DelayTools: []string{"put_page"}})
+	// 8 cards in flight, 400 ms a write: 25 cards take about 1.6 s.
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 400, DelayTools: []string{"put_page"}})
 	child, lines := gbrainChild(t, e)
 	waitProgress(t, lines, 25) // past the first 1 s batch, within the second
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
@@ -404,9 +405,9 @@ func TestGBrainSyncCrashLosesNoCardAndDuplicatesNone(t *testing.T) {
 }
 
 func TestGBrainSyncWaitsForTheProjectorThatHoldsTheLease(t *testing.T) {
-	const n = 25 // long enough (~2.5 s) for the holder to commit a batch or two meanwhile
+	const n = 25 // 8 in flight, 800 ms a write: ~3 s, for the holder to commit a batch or two meanwhile
 	e := newGBEnv(t, n)
-	e.fake.SetControl(t, gbraintest.Control{DelayMs: 80, DelayTools: []string{"put_page"}})
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 800, DelayTools: []string{"put_page"}})
 	child, lines := gbrainChild(t, e)
 	waitProgress(t, lines, 1)
 	t.Setenv("CGCAT_PROGRESS", "lines")
