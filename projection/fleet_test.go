@@ -307,9 +307,20 @@ func busy() (stop func()) {
 // tag) and no other machine's, with no time budget; every id comes back
 // and no card is written twice.
 func TestLostCatalogUnderContentionWithForeignCards(t *testing.T) {
-	t.Parallel()
+	for _, overHTTP := range []bool{false, true} {
+		t.Run(fmt.Sprintf("http=%v", overHTTP), func(t *testing.T) {
+			t.Parallel()
+			lostCatalogUnderContention(t, overHTTP)
+		})
+	}
+}
+
+func lostCatalogUnderContention(t *testing.T, overHTTP bool) {
 	const n = 40
 	e := newEnv(t, n)
+	if overHTTP {
+		e.overHTTP(gbraintest.HTTPOptions{}, testSource)
+	}
 	pages := map[string]string{}
 	for i := range 400 {
 		id := fmt.Sprintf("cg_%016d", i)
@@ -405,9 +416,16 @@ func TestWholeDataDirLost(t *testing.T) {
 	me := e.st.MachineID()
 	p := e.projector()
 	e.drain(p)
-	before := map[string]string{}
+	// One project's metadata changed once: its record revision is 2.
+	writePkg(t, e.record("pkg-0003").Root, "pkg-0003", "words written later")
+	e.rescan()
+	e.drain(p)
+	before, revs := map[string]string{}, map[string]uint64{}
 	for _, r := range e.records() {
-		before[r.Root] = r.ID
+		before[r.Root], revs[r.Root] = r.ID, r.RecordRevision
+	}
+	if revs[e.record("pkg-0003").Root] != 2 {
+		t.Fatalf("revision before: %v", revs)
 	}
 	p.Release()
 	if err := os.RemoveAll(e.cfg.DataDir); err != nil {
@@ -430,6 +448,9 @@ func TestWholeDataDirLost(t *testing.T) {
 	for _, r := range e.records() {
 		if before[r.Root] != r.ID {
 			t.Fatalf("%s came back as %s, not %s", r.Root, r.ID, before[r.Root])
+		}
+		if r.RecordRevision < revs[r.Root] {
+			t.Fatalf("%s: record revision went back from %d to %d", r.Meta.Name, revs[r.Root], r.RecordRevision)
 		}
 	}
 	e.fake.ResetCalls(t)

@@ -36,8 +36,10 @@ type env struct {
 	fake *gbraintest.Fake
 	conn *Conn
 	opts gbrain.Options // of conn's dials
-	set  Settings
-	pol  catalog.Policy
+	// reconnect makes a new conn like the env's (HTTP once overHTTP ran).
+	reconnect func() *Conn
+	set       Settings
+	pol       catalog.Policy
 }
 
 // mkProject makes dir a CodeGraph project with a package.json.

@@ -29,8 +29,12 @@ func (e *env) overHTTP(o gbraintest.HTTPOptions, source string) *gbraintest.HTTP
 		e.t.Fatalf("config maps to %+v, want %+v", conn, hc)
 	}
 	e.conn.Close()
-	e.conn = NewConnWith(conn, gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second})
-	e.t.Cleanup(func() { e.conn.Close() })
+	e.reconnect = func() *Conn {
+		c := NewConnWith(conn, gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second})
+		e.t.Cleanup(func() { c.Close() })
+		return c
+	}
+	e.conn = e.reconnect()
 	return srv
 }
 

@@ -45,7 +45,11 @@ func (e *env) loseCatalog() {
 	if len(e.records()) != 0 {
 		e.t.Fatal("the catalog was not lost")
 	}
-	e.conn = e.newConn(e.opts)
+	if e.reconnect != nil {
+		e.conn = e.reconnect()
+	} else {
+		e.conn = e.newConn(e.opts)
+	}
 	e.set = SettingsFrom(e.cfg, st)
 }
 

@@ -153,15 +153,17 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 		ctl  gbraintest.Control
 	}{
 		{"garbage", gbraintest.Control{Garbage: []string{"search"}}},
-		{"slow", gbraintest.Control{DelayMs: 1500, DelayTools: []string{"search"}}},
+		{"slow", gbraintest.Control{HoldTools: []string{"search"}}}, // answers only once released
 		{"dies mid-search", gbraintest.Control{DropBeforeApply: []string{"search"}}},
 		{"down", gbraintest.Control{ExitAtStart: "crash"}}, // the connection is gone now
 	} {
 		e.fake.SetControl(t, tc.ctl)
-		start := time.Now()
+		// A search answers within its recall budget: for "slow", GBrain's
+		// search is held until after the answer (an answer that waited
+		// for GBrain would never come).
 		got, state := e.search(f, "widget")
-		if el := time.Since(start); el > time.Second {
-			t.Errorf("%s: the search waited %s for GBrain (budget 300ms)", tc.name, el)
+		if tc.name == "slow" {
+			e.fake.SetControl(t, gbraintest.Control{}) // released
 		}
 		if state != server.GBrainDegraded || !slices.Equal(ids(got), ids(base)) {
 			t.Fatalf("%s: want degraded with the local results %v, got %s %v", tc.name, ids(base), state, ids(got))

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ type fleetFigures struct {
 // B shows one candidate for it, resolving the old id with movedTo; C is
 // gone and B retires it, after which A's search no longer shows C's
 // projects.
-func runFleet(t *testing.T, b sharedBrain, listCards func() int) fleetFigures {
+func runFleet(t *testing.T, b sharedBrain, listCards func() int, seed func(pages map[string]string)) fleetFigures {
 	var fig fleetFigures
 	a := newMachine(t, b, "fa", map[string]string{
 		"quasar": `{"name":"quasar-ingest","description":"ingests quasar telemetry streams"}`,
@@ -49,12 +50,26 @@ func runFleet(t *testing.T, b sharedBrain, listCards func() int) fleetFigures {
 	}
 	idsA := a.ids()
 	machineA := a.envelope("projects", "quasar").MachineID
+	// Hundreds of other machines' cards on the brain.
+	foreign := map[string]string{}
+	for i := range foreignCards {
+		id := fmt.Sprintf("cg_%016d", i)
+		c := gbrain.Card{ProjectID: id, MachineID: fmt.Sprintf("m_%016d", i%9), Name: fmt.Sprintf("svc-%03d", i), Description: "another machine's service", RecordRevision: 1}
+		content, err := gbrain.Encode(c, gbrain.EncodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreign["catalog/codegraph/"+id] = content
+	}
+	seed(foreign)
 
-	// A loses its whole data dir.
+	// A loses its whole data dir, and scans again with every core busy.
 	if err := os.RemoveAll(a.dataDir); err != nil {
 		t.Fatal(err)
 	}
+	stop := busyLoops()
 	_, scanErr, _ := a.run("scan")
+	stop()
 	if !strings.Contains(scanErr, "3 of this machine's GBrain cards read before the first scan") {
 		t.Fatalf("A's first scan after losing its data dir:\n%s", scanErr)
 	}
@@ -69,7 +84,7 @@ func runFleet(t *testing.T, b sharedBrain, listCards func() int) fleetFigures {
 		}
 	}
 	out := a.must("gbrain", "sync")
-	fig.cards, fig.projects = listCards(), 5
+	fig.cards, fig.projects = listCards(), 5+foreignCards
 	if m := regexp.MustCompile(`gbrain sync: (\d+) written`).FindStringSubmatch(out); m != nil {
 		fmt.Sscan(m[1], &fig.writesAfterLoss)
 	}
@@ -118,6 +133,31 @@ func runFleet(t *testing.T, b sharedBrain, listCards func() int) fleetFigures {
 	return fig
 }
 
+// foreignCards is how many cards of other machines the fleet's brain holds
+// when a machine loses its data dir.
+const foreignCards = 300
+
+// busyLoops keeps every core busy (two loops a core) until stop.
+func busyLoops() (stop func()) {
+	done := make(chan struct{})
+	for range 2 * runtime.GOMAXPROCS(0) {
+		go func() {
+			x := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				for i := range 100000 {
+					x += i
+				}
+			}
+		}()
+	}
+	return func() { close(done) }
+}
+
 // The fleet on one fake GBrain over HTTP.
 func TestFleetOneBrainOverHTTP(t *testing.T) {
 	fake := gbraintest.New(t, gbSource)
@@ -125,7 +165,7 @@ func TestFleetOneBrainOverHTTP(t *testing.T) {
 	b := sharedBrain{url: srv.MCP, source: gbSource, register: func(name string) (string, string) {
 		return fake.RegisterClient(t, name, gbSource, nil, 0)
 	}}
-	fig := runFleet(t, b, func() int { return fakeCards(t, fake) })
+	fig := runFleet(t, b, func() int { return fakeCards(t, fake) }, func(pages map[string]string) { fake.PutMany(t, gbSource, pages) })
 	t.Logf("fake GBrain over HTTP: whole data dir lost: ids kept %d/%d, %d cards for %d projects, %d written", fig.idsKept, fig.ids, fig.cards, fig.projects, fig.writesAfterLoss)
 }
 
@@ -136,8 +176,28 @@ func TestFleetOneRealBrainOverHTTP(t *testing.T) {
 	b := sharedBrain{url: url, source: g.Source, register: func(name string) (string, string) {
 		return g.RegisterClient(fmt.Sprintf("%s-%s", name, g.Source), g.Source)
 	}}
-	fig := runFleet(t, b, realCardCounter(t, g, url))
+	fig := runFleet(t, b, realCardCounter(t, g, url), realSeeder(t, g, url))
 	t.Logf("real GBrain: whole data dir lost: ids kept %d/%d, %d cards for %d projects, %d written", fig.idsKept, fig.ids, fig.cards, fig.projects, fig.writesAfterLoss)
+}
+
+// realSeeder writes pages into a real GBrain as another client would.
+func realSeeder(t *testing.T, g *gbraintest.Real, url string) func(map[string]string) {
+	id, secret := g.RegisterClient("seeder-"+g.Source, g.Source)
+	return func(pages map[string]string) {
+		t.Setenv("CGCAT_FLEET_SEEDER_ID", id)
+		t.Setenv("CGCAT_FLEET_SEEDER_SECRET", secret)
+		c, err := gbrain.Dial(context.Background(), gbrain.Connection{URL: url, ClientIDEnv: "CGCAT_FLEET_SEEDER_ID", ClientSecretEnv: "CGCAT_FLEET_SEEDER_SECRET"},
+			gbrain.Options{ExpectedSource: g.Source})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for slug, content := range pages {
+			if _, err := c.PutPage(context.Background(), slug, content); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func fakeCards(t *testing.T, fake *gbraintest.Fake) int {
