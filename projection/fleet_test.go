@@ -578,3 +578,66 @@ func TestRetractionReachesOtherMachinesAtOnce(t *testing.T) {
 		t.Fatal("B still mirrors the second card A took back")
 	}
 }
+
+// A machine id made just now cannot be named by any card: its recovery is
+// done at once, without a GBrain call.
+func TestRecoveryOfANewMachineCostsNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 2)
+	if !e.st.Identity().New {
+		t.Fatal("the env's identity should be new")
+	}
+	p := e.projector()
+	e.fake.ResetCalls(t)
+	rs, err := p.Recover(e.ctx, nil)
+	if err != nil || !rs.Done {
+		t.Fatalf("recovery: %+v %v", rs, err)
+	}
+	if c := e.fake.Calls(t); len(c) != 0 {
+		t.Fatalf("a new machine's recovery called GBrain: %v", c)
+	}
+}
+
+// A catalog that binds its projects already (an upgrade, or GBrain turned
+// on later) reads nothing to recover: once a full refresh made the mirror
+// complete, this machine's duplicate cards of its roots (left by an older
+// lost catalog) are taken back.
+func TestRecoveryOfAnUpgradedStoreSettlesDuplicates(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 2)
+	p := e.projector()
+	e.drain(p)
+	rec := e.record("pkg-0000")
+	dup := "cg_aaaaaaaaaaaaaaaa" // an id an older catalog gave the same root
+	card := CardOf(rec, e.set)
+	card.ProjectID = dup
+	content, err := gbrain.Encode(card, gbrain.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Put(t, testSource, e.slug(dup), content)
+	p.Release()
+	// Another process: the identity is read from its file, not new.
+	st, err := store.Open(e.ctx, e.cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st = st
+	p = e.projector()
+	if rs, err := p.Recover(e.ctx, nil); err != nil || rs.Done {
+		t.Fatalf("recovery before the mirror is complete: %+v %v", rs, err)
+	}
+	if _, err := p.RefreshMirror(e.ctx, MirrorOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := p.Recover(e.ctx, nil)
+	if err != nil || !rs.Done || len(rs.NotTakenBack) != 1 || rs.NotTakenBack[0].ProjectID != dup {
+		t.Fatalf("recovery after a full refresh: %+v %v", rs, err)
+	}
+	if rep := e.drain(p); rep.Retracted != 1 {
+		t.Fatalf("the duplicate was not taken back: %+v", rep)
+	}
+	if got := len(e.listed()); got != 2 {
+		t.Fatalf("%d cards for 2 projects", got)
+	}
+}

@@ -113,6 +113,21 @@ func (p *Projector) Recover(ctx context.Context, progress func(done, total int))
 		}
 	}
 	rs.Started, rs.Err = time.Now().UTC(), ""
+	switch {
+	case p.st.Identity().New:
+		// A machine id made just now: no card in GBrain can name it.
+		rs.Done, rs.At = true, time.Now().UTC()
+		return rs, p.putRecovery(ctx, rs)
+	case !rs.Fresh:
+		// The catalog binds its projects already (an upgrade, or GBrain
+		// turned on later): nothing to take back, only duplicates of its
+		// roots to settle, from a mirror a full refresh made complete.
+		if complete, err := p.mirrorComplete(ctx); err != nil || !complete {
+			return rs, err
+		}
+		rs.Done, rs.At = true, time.Now().UTC()
+		return rs, p.settle(ctx, rs)
+	}
 	if err := p.putRecovery(ctx, rs); err != nil {
 		return rs, err
 	}
@@ -321,11 +336,29 @@ func MarkFresh(ctx context.Context, st *store.Store, why error) error {
 			return nil
 		}
 		rs.Fresh, rs.Started = true, time.Now().UTC()
-		if why != nil {
+		switch {
+		case st.Identity().New:
+			// A machine id made just now: no card can name it, nothing is
+			// pending.
+			rs.Done, rs.At = true, rs.Started
+		case why != nil:
 			rs.Err = why.Error()
 		}
 		v, _ := json.Marshal(rs)
 		tx.Put(keyRecovery, v)
 		return nil
 	})
+}
+
+// mirrorComplete reports whether a full refresh of the current card format
+// completed (every card under the prefix is mirrored as of then).
+func (p *Projector) mirrorComplete(ctx context.Context) (bool, error) {
+	var mark mirrorMark
+	err := p.st.View(ctx, func(r *store.Reader) error {
+		if v, ok, _ := r.Get(keyMirrorMark); ok {
+			_ = json.Unmarshal(v, &mark)
+		}
+		return nil
+	})
+	return mark.Format == gbrain.CardVersion && !mark.LastFull.IsZero(), err
 }

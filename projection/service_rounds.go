@@ -191,7 +191,9 @@ func (s *Service) round(ctx context.Context, full bool) (err error, networked bo
 			if err != nil {
 				return err, true
 			}
-			s.log.Info("read this machine's GBrain cards", "own", rs.Own, "format1", rs.Old, "notTakenBack", len(rs.NotTakenBack))
+			if rs.Done && rs.Own+rs.Old+len(rs.NotTakenBack) > 0 {
+				s.log.Info("read this machine's GBrain cards", "own", rs.Own, "format1", rs.Old, "notTakenBack", len(rs.NotTakenBack))
+			}
 		}
 		if sw, err := s.proj.Sweep(ctx); err != nil {
 			return err, true

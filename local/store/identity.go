@@ -37,6 +37,7 @@ type Identity struct {
 	Binding string `json:"binding,omitempty"`
 
 	// How this process came by it (not stored).
+	New      bool   `json:"-"` // made now: no GBrain card can name its machine id yet
 	Restored bool   `json:"-"` // taken back from the copy kept outside the data dir
 	Replaced string `json:"-"` // why the data dir's identity file was not used
 	KeptAt   string `json:"-"` // the copy outside the data dir ("" if none)
@@ -119,7 +120,7 @@ func ensureIdentity(dataDir string, adopt func() (Identity, bool)) (Identity, er
 	case !errors.Is(err, fs.ErrNotExist):
 		return id, err
 	}
-	id, restored := Identity{}, false
+	id, restored, made := Identity{}, false, false
 	if home != "" {
 		if k, err := readIdentityFile(home); err == nil && k.boundHere(key) {
 			id, restored = k, true
@@ -133,7 +134,7 @@ func ensureIdentity(dataDir string, adopt func() (Identity, bool)) (Identity, er
 			if _, err := rand.Read(secret); err != nil {
 				return Identity{}, err
 			}
-			id = Identity{MachineID: "m_" + randomToken(10), Secret: secret}
+			id, made = Identity{MachineID: "m_" + randomToken(10), Secret: secret}, true
 		}
 		id.Created = time.Now().UTC()
 	}
@@ -149,6 +150,7 @@ func ensureIdentity(dataDir string, adopt func() (Identity, bool)) (Identity, er
 		return got, err
 	}
 	got.Restored = restored && got.MachineID == id.MachineID
+	got.New = made && got.MachineID == id.MachineID
 	got.Replaced = replaced
 	got.KeptAt = keepOutside(home, dataDir, got)
 	return got, nil
