@@ -27,6 +27,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,7 +50,9 @@ func main() {
 	os.Stdout = os.Stderr
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startCPUProfile()
 	code := run(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
 }
@@ -65,6 +70,23 @@ func tuneGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(gcSoftLimit)
 	}
+}
+
+// startCPUProfile writes a CPU profile of the whole command to the file
+// CGCAT_CPUPROFILE names ("%d" becomes the process id), for benchmarks
+// (bench/load.sh, bench/scan.sh): where a busy serve or a scan spends its
+// time. It returns what stops it.
+func startCPUProfile() func() {
+	path := os.Getenv("CGCAT_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%d", strconv.Itoa(os.Getpid())))
+	if err != nil {
+		return func() {}
+	}
+	_ = pprof.StartCPUProfile(f)
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // gcSoftLimit is the Go heap size past which the collector runs more often
