@@ -107,6 +107,11 @@ type dirCache struct {
 	walk   uint64 // cacheKey of the walk settings
 	boot   string
 	margin time.Duration
+	// revisits: a pass may reach a directory twice (symlinks followed), so
+	// get looks at this pass's own listings first. Without it a directory
+	// met twice (a bind mount) is listed again: as true, and no lock and
+	// map lookup per directory of a first pass.
+	revisits bool
 
 	// kept is what earlier passes (or earlier rounds of this pass) left:
 	// a read-only file and which of its entries this scanner confirmed.
@@ -325,7 +330,7 @@ func (c *dirCache) trusts(d *nofollow.Dir, dev uint64) bool {
 // times, or nil. A kept listing is confirmed for this pass.
 func (c *dirCache) get(t nofollow.Times) *listing {
 	k := keyOf(t.ID)
-	if c.nFresh.Load() > 0 {
+	if c.revisits && c.nFresh.Load() > 0 {
 		// Listed in this pass already (a directory reached twice, by a
 		// followed symlink): that listing is the newest.
 		c.mu.Lock()

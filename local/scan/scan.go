@@ -216,6 +216,9 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 	s := &Scanner{st: st, opt: opt, lease: l, now: time.Now}
 	t0 := time.Now()
 	s.cache = openDirCache(st.DataDir(), opt.cacheKey())
+	if s.cache != nil {
+		s.cache.revisits = opt.FollowSymlinks
+	}
 	t1 := time.Now()
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		s.epoch = tx.BumpFence(fenceName)
