@@ -121,12 +121,13 @@ type dirCache struct {
 	// times (asked once per device and pass).
 	devs atomic.Pointer[sync.Map]
 
-	mu      sync.Mutex
-	pass    uint64            // the pass being walked
-	fresh   []byte            // entries listed in this pass by this scanner
-	freshIx map[dirKey]uint32 // offsets into fresh
-	nFresh  atomic.Int32      // len(freshIx), read without mu
-	saved   int               // len(fresh) when the file was last written
+	mu       sync.Mutex
+	pass     uint64            // the pass being walked
+	fresh    []byte            // entries listed in this pass by this scanner
+	freshIx  map[dirKey]uint32 // offsets into fresh (only while kept is set, or revisits)
+	nEntries int               // entries in fresh
+	nFresh   atomic.Int32      // len(freshIx), read without mu
+	saved    int               // len(fresh) when the file was last written
 }
 
 // keptSet is a cache file's entries and which of them matched a directory
@@ -380,6 +381,13 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 		return // full: the rest is listed every time
 	}
 	c.fresh = b
+	c.nEntries++
+	if !c.revisits && c.kept.Load() == nil {
+		// Nothing kept to tell apart from (a first pass) and no directory
+		// met twice: no index of this pass's entries is ever asked for
+		// (a map of 112k entries was a tenth of a first pass's CPU).
+		return
+	}
 	if c.freshIx == nil {
 		c.freshIx = map[dirKey]uint32{}
 	}
@@ -418,7 +426,7 @@ func (c *dirCache) dirty() bool {
 // since (c.mu held).
 func (c *dirCache) rebase(f *cacheFile) {
 	c.kept.Store(newKept(f))
-	c.fresh, c.freshIx, c.saved = nil, nil, 0
+	c.fresh, c.freshIx, c.saved, c.nEntries = nil, nil, 0, 0
 	c.nFresh.Store(0)
 }
 
@@ -442,7 +450,7 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	out = binary.LittleEndian.AppendUint64(out, 0)
 	head := len(out)
 	out = append(out, c.fresh...)
-	n := len(c.freshIx)
+	n := c.nEntries
 	if kept != nil {
 		kept.file.index()
 		f := kept.file
