@@ -25,12 +25,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -49,11 +47,9 @@ func main() {
 	out := os.Stdout
 	os.Stdout = os.Stderr
 	tuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startCPUProfile()
-	code := run(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
+	code := runUntilSignalled(os.Args[1:], os.Stdin, out, os.Stderr)
 	stopProfile()
-	stop()
 	os.Exit(code)
 }
 
@@ -110,7 +106,7 @@ const exitStatusHelp = `Exit status (every command):
   2  usage: an unknown command or flag, a bad flag value, a missing or extra
      argument, or a value cgcat refuses to write (config init --root ~/code)
   3  not found: the project id you named is unknown, missing (moved or
-     deleted), not shared with this configuration, changed, or on another
+     deleted), not shared by this configuration, changed, or on another
      machine (known only from its GBrain card) (resolve, forget)`
 
 // exitError carries a specific exit code (e.g. doctor's "something is broken").
@@ -137,7 +133,7 @@ func usagef(format string, a ...any) error {
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	root := newRootCommand(in, out, errOut)
-	root.SetArgs(args)
+	root.SetArgs(joinJSONFields(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
@@ -181,13 +177,13 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 		return false
 	}
 	if f := cmd.Flags().Lookup("json"); f.Changed {
-		return f.Value.String() == "true"
+		return f.Value.String() != "false" // true, or fields (--json name,projectPath)
 	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--json" || a == "--json=true" {
+		if v, ok := strings.CutPrefix(a, "--json="); a == "--json" || ok && (v == "true" || isFieldList(v)) {
 			return true
 		}
 	}

@@ -97,6 +97,7 @@ func (s *Scanner) runWalker(p *walkPool, w *walker, exclude map[string]bool, beg
 			return
 		}
 		children, proj, gap := s.readDir(it, exclude, began)
+		s.lease.Progress() // the lease's progress rule (package lease)
 		w.consumed = append(w.consumed, it)
 		// Pushed in reverse so the first name is read first.
 		for i := len(children) - 1; i >= 0; i-- {
