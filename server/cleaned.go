@@ -12,8 +12,8 @@ import (
 // of 50 cleaned ~150 strings rune by rune on every call (6 % of a serve's
 // CPU under bench/load.sh).
 type shown struct {
-	name, description string
-	packages          []string
+	name, description, version string
+	packages                   []string
 }
 
 // shownCache holds shown by record; reset whole when it grows past
@@ -57,5 +57,6 @@ func cleanShown(p *local.Project) *shown {
 		name:        dataText(p.Meta.Name, 120),
 		description: dataText(firstNonEmpty(p.Meta.Description, p.Meta.Readme), 300),
 		packages:    capList(p.Meta.Packages, 8, 200),
+		version:     dataText(p.Meta.Version, 64),
 	}
 }

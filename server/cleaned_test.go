@@ -19,10 +19,10 @@ func TestShownFollowsTheRecordsMetadata(t *testing.T) {
 		t.Fatal("the same record and metadata were cleaned twice")
 	}
 	q := *p
-	q.MetaHash, q.Meta = 12, local.Metadata{Name: "new-name", Readme: "new readme words", Packages: []string{"c"}}
+	q.MetaHash, q.Meta = 12, local.Metadata{Name: "new-name", Readme: "new readme words", Packages: []string{"c"}, Version: "2.0.1"}
 	got := shownOf(&q)
 	want := cleanShown(&q)
-	if got.name != want.name || got.description != want.description || len(got.packages) != 1 || got.packages[0] != "c" {
+	if got.name != want.name || got.description != want.description || len(got.packages) != 1 || got.packages[0] != "c" || got.version != "2.0.1" {
 		t.Fatalf("changed metadata shows %+v, want %+v", got, want)
 	}
 	// No hash: nothing to key it by, cleaned afresh each time.

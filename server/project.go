@@ -29,6 +29,7 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 		ValidatedAt:            ck.At.UTC().Format(time.RFC3339),
 		RevalidateAfterSeconds: RevalidateAfter,
 		Packages:               slices.Clip(sh.packages),
+		Version:                sh.version,
 		Workspace:              ws,
 		Warnings:               capList(p.Meta.Problems, 4, 300),
 	}
@@ -75,9 +76,13 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 // branch.
 func gitLent(p *local.Project, pol catalog.Policy) bool {
 	d := p.Meta.Git.CommonDir
-	if d == "" {
-		return true
-	}
+	return d == "" || dirLent(d, pol)
+}
+
+// dirLent reports whether what was read in d, a directory outside a
+// project's root, may be shown to this caller: d lies under a sharing
+// root and no deny root.
+func dirLent(d string, pol catalog.Policy) bool {
 	return slices.ContainsFunc(pol.Share, func(r string) bool { return pathid.Within(r, d) }) && !pol.Hides(d)
 }
 
