@@ -340,7 +340,9 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 // that changed nothing a reader could see (every project it met is
 // settled, so its commit would only move the walk's own bookkeeping) waits
 // until SliceTime after the last commit; one that found new or changed
-// projects waits VisibleCarry. A round's last slice is always committed at
+// projects waits VisibleCarry, and no more than maxCarriedSlices slices'
+// worth of directories go into one commit (a smaller SliceDirs still means
+// more frequent commits). A round's last slice is always committed at
 // once. A scanner killed meanwhile loses at most SliceTime of walking,
 // which its successor (resuming from the last committed stack) walks again.
 func (s *Scanner) canCarry(pl *slicePlan) bool {
@@ -348,7 +350,11 @@ func (s *Scanner) canCarry(pl *slicePlan) bool {
 	if since >= s.opt.SliceTime {
 		return false
 	}
-	if since < s.opt.VisibleCarry {
+	carried := pl.w.dirs
+	if s.carried != nil {
+		carried += s.carried.w.dirs
+	}
+	if since < s.opt.VisibleCarry && carried <= maxCarriedSlices*s.opt.SliceDirs {
 		return true
 	}
 	for i := range pl.w.found {
@@ -359,6 +365,10 @@ func (s *Scanner) canCarry(pl *slicePlan) bool {
 	}
 	return true
 }
+
+// maxCarriedSlices bounds how many slices' worth of directories one
+// commit of new or changed projects may hold (canCarry).
+const maxCarriedSlices = 8
 
 // withCarried joins pl to the carried slices: one commit for all of them.
 func (s *Scanner) withCarried(pl *slicePlan) *slicePlan {
