@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +143,34 @@ func TestWalkSlicesReadEveryDirectoryOnce(t *testing.T) {
 		if len(read) != len(want) {
 			t.Fatalf("seed %d, %d workers: %d directories read, the tree has %d", seed, workers, len(read), len(want))
 		}
+	}
+}
+
+// TestCarriedSlicesKeepRejectedIndexes: an index file refused by the
+// project rule (a codegraph.db too small to be one) in a slice that waits
+// for the next commit is reported by the pass as when every slice commits.
+func TestCarriedSlicesKeepRejectedIndexes(t *testing.T) {
+	root := cacheTree(t)
+	for i := range 12 {
+		mkProject(t, filepath.Join(root, "many", fmt.Sprintf("q%02d", i)))
+	}
+	bad := filepath.Join(root, "many", "q05", "tiny")
+	if err := os.MkdirAll(filepath.Join(bad, marker.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(bad, marker.Dir, marker.File), "not an index")
+	opt := testOptions(root)
+	opt.SliceDirs = 3
+	opt.SliceTime, opt.VisibleCarry = time.Hour, time.Hour
+	got := runPass(t, newStore(t), opt, nil)
+	if got.commits >= got.state.PassDirs/3 {
+		t.Fatalf("fixture: slices were not carried (%d commits for %d directories)", got.commits, got.state.PassDirs)
+	}
+	found := false
+	for _, g := range got.state.Rejected { // the finished pass's
+		found = found || strings.HasPrefix(g.Path, bad)
+	}
+	if !found || got.state.RejectedCount != 1 {
+		t.Fatalf("the rejected index in a carried slice is not reported: %d rejected %+v", got.state.RejectedCount, got.state.Rejected)
 	}
 }

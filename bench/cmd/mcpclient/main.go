@@ -21,6 +21,10 @@
 //	mcpclient mem       -config C [-serves 3] [-settle 0s]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
+//	mcpclient live      -config C -root R -data D [-events 50] [-bulk 100] [-storm 20000] [-idle 60s]
+//	    two serves follow the disk: mkdir/mv/rm → answer p50/p99 per serve,
+//	    100 projects at once, idle CPU and PSS, watches, an overflow's
+//	    convergence (live.go)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -73,6 +77,11 @@ func main() {
 	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
 	outDir := fs.String("out", "", "answers: where the answers are written")
 	query := fs.String("query", "react", "answers: the query asked")
+	data := fs.String("data", "", "live: the config's data dir (its watch.state)")
+	events := fs.Int("events", 50, "live: mkdir/mv/rm events timed")
+	bulk := fs.Int("bulk", 100, "live: projects appearing at once")
+	storm := fs.Int("storm", 20000, "live: directories made at once to overflow the watcher")
+	idle := fs.Duration("idle", 60*time.Second, "live: how long the serves are watched doing nothing")
 	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
@@ -94,6 +103,8 @@ func main() {
 		runAnswers(*bin, *cfg, *outDir, *query)
 	case "mem":
 		runMem(*bin, *cfg, *queries, *serves, *settle)
+	case "live":
+		runLive(*bin, *cfg, *root, *data, *events, *bulk, *storm, *idle)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")
