@@ -194,6 +194,10 @@ func appendLookalike(b []byte, l *Lookalike, num map[string]int) []byte {
 		return b
 	}
 	b = refs(append(b, "look-alike of "...), l.Of)
+	if l.More > 0 {
+		b = strconv.AppendInt(append(b, " and "...), int64(l.More), 10)
+		b = append(b, " more"...)
+	}
 	b = append(b, ": "...)
 	said := false
 	if len(l.DiffersBy) > 0 {
