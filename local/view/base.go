@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -56,7 +56,7 @@ const (
 
 const baseFooter = 16 * numBS
 
-const baseMagic = "CGVIEW\x00\x02"
+const baseMagic = "CGVIEW\x00\x03"
 
 // noTime marks a zero MissingSince in the missing section.
 const noTime = math.MinInt64
@@ -72,6 +72,7 @@ const availOther = 255 // an availability of no code: read from the record
 // its last call ends); nothing it hands out points into it.
 type Base struct {
 	gen     uint64 // which opening this is
+	mapped  *mapping
 	recOff  []uint64
 	recs    []byte
 	avail   []byte
@@ -87,16 +88,23 @@ func (b *Base) Len() int { return len(b.recOff) - 1 }
 func (b *Base) Index() *search.Frozen { return b.index }
 
 // Slot returns the slot of the record with id.
-func (b *Base) Slot(id string) (uint32, bool) { return b.index.Slot(id) }
+func (b *Base) Slot(id string) (slot uint32, ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
+	return b.index.Slot(id)
+}
 
 // ID is the id of the record at slot (a copy).
-func (b *Base) ID(slot uint32) string { return b.index.ID(slot) }
+func (b *Base) ID(slot uint32) (id string) {
+	defer b.mapped.unguard(b.mapped.guard())
+	return b.index.ID(slot)
+}
 
 func (b *Base) rec(slot uint32) []byte { return b.recs[b.recOff[slot]:b.recOff[slot+1]] }
 
 // Record decodes the record at slot (nil if it cannot be read: the
 // checksum makes that a defect, never a state).
-func (b *Base) Record(slot uint32) *local.Project {
+func (b *Base) Record(slot uint32) (p *local.Project) {
+	defer b.mapped.unguard(b.mapped.guard())
 	p, err := decodeRecord(b.rec(slot))
 	if err != nil {
 		return nil
@@ -107,7 +115,8 @@ func (b *Base) Record(slot uint32) *local.Project {
 // RecordLite is Record without the record's prose and the lists no
 // comparison of records reads (description, README, keywords, tags,
 // manifests, problems: left empty): a fraction of the cost.
-func (b *Base) RecordLite(slot uint32) *local.Project {
+func (b *Base) RecordLite(slot uint32) (p *local.Project) {
+	defer b.mapped.unguard(b.mapped.guard())
 	p, err := decodeRecordAs(b.rec(slot), true)
 	if err != nil {
 		return nil
@@ -116,7 +125,8 @@ func (b *Base) RecordLite(slot uint32) *local.Project {
 }
 
 // Availability is the record's availability, without decoding it.
-func (b *Base) Availability(slot uint32) local.Availability {
+func (b *Base) Availability(slot uint32) (a local.Availability) {
+	defer b.mapped.unguard(b.mapped.guard())
 	if c := b.avail[slot]; int(c) < len(availCodes) {
 		return availCodes[c]
 	}
@@ -128,7 +138,8 @@ func (b *Base) Availability(slot uint32) local.Availability {
 
 // MissingSince is the record's MissingSince (the instant), without
 // decoding it.
-func (b *Base) MissingSince(slot uint32) time.Time {
+func (b *Base) MissingSince(slot uint32) (t time.Time) {
+	defer b.mapped.unguard(b.mapped.guard())
 	if ns := b.missing[slot]; ns != noTime {
 		return time.Unix(0, ns).UTC()
 	}
@@ -137,29 +148,37 @@ func (b *Base) MissingSince(slot uint32) time.Time {
 
 // Decide calls fn with the record's root and lineage, which point into the
 // base: fn must not keep them (a policy decision reads them and is done).
-func (b *Base) Decide(slot uint32, lineage []string, fn func(root string, lineage []string) bool) bool {
+func (b *Base) Decide(slot uint32, lineage []string, fn func(root string, lineage []string) bool) (ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
 	root, lin, ok := rootLineage(b.rec(slot), lineage)
 	return ok && fn(root, lin)
 }
 
 // Root is the record's root (a copy).
-func (b *Base) Root(slot uint32) string {
+func (b *Base) Root(slot uint32) (r string) {
+	defer b.mapped.unguard(b.mapped.guard())
 	root, _, _ := rootLineage(b.rec(slot), nil)
 	return strings.Clone(root)
 }
 
 // RootSlot returns the slot of the record whose root has the given
 // pathid.Key (the greatest id when several have).
-func (b *Base) RootSlot(key string) (uint32, bool) {
+func (b *Base) RootSlot(key string) (slot uint32, ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
 	n := uint64(len(b.roots) / 2)
 	if n == 0 {
 		return 0, false
 	}
 	h := xxh3.HashString(key)
-	for i := h & (n - 1); ; i = (i + 1) & (n - 1) {
+	// At most one probe per entry: a table with no free entry (crafted,
+	// the checksum passing) ends the search instead of looping.
+	for i, probes := h&(n-1), uint64(0); probes < n; i, probes = (i+1)&(n-1), probes+1 {
 		v := b.roots[2*i]
 		if v == 0 {
 			return 0, false
+		}
+		if int(v-1) >= b.Len() {
+			return 0, false // checked at open; never here
 		}
 		if b.roots[2*i+1] == uint32(h>>32) {
 			if root, _, ok := rootLineage(b.rec(v-1), nil); ok && pathid.Key(root) == key {
@@ -167,6 +186,7 @@ func (b *Base) RootSlot(key string) (uint32, bool) {
 			}
 		}
 	}
+	return 0, false
 }
 
 // DocOf is a record's search document: what the index of a base and of
@@ -368,18 +388,20 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 	return cw.w.Flush()
 }
 
-// openBase maps a base file and checks it whole (its checksum) before
-// anything is read from it.
+// openBase maps a base file and checks it whole (its checksum, every
+// offset of its index) before anything is read from it. A mapped base keeps
+// its file open, to notice a change under the mapping (Base.Moved).
 func openBase(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	size := fi.Size()
 	if size < int64(len(baseMagic))+baseFooter+8 || int64(int(size)) != size {
 		return nil, ErrDamaged
@@ -392,14 +414,39 @@ func openBase(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, b, err := parseBase(data, mapped)
+	var m *mapping
+	if mapped {
+		m = &mapping{file: f, ident: identOf(fi)}
+	}
+	s, b, err := parseGuarded(data, m)
 	if err != nil {
 		release()
 		return nil, err
 	}
+	keep = mapped
 	b.gen = baseGen.Add(1)
-	runtime.AddCleanup(b, func(r released) { r.release(); releasedBases.Store(r.gen, true) }, released{release, b.gen})
+	runtime.AddCleanup(b, func(r released) {
+		r.release()
+		r.mapped.close()
+		releasedBases.Store(r.gen, true)
+	}, released{release, m, b.gen})
 	return s, nil
+}
+
+// parseGuarded is parseBase with faults of the mapping (the file truncated
+// while it is checked) turned into ErrDamaged.
+func parseGuarded(data []byte, m *mapping) (s *Snapshot, b *Base, err error) {
+	defer func() {
+		if m != nil && m.faulted.Load() {
+			s, b, err = nil, nil, fmt.Errorf("%w: %w", ErrDamaged, errFault)
+		}
+	}()
+	defer m.unguard(m.guard())
+	s, b, err = parseBase(data, m != nil)
+	if b != nil {
+		b.mapped = m
+	}
+	return s, b, err
 }
 
 // readNotMap makes openBase read bases instead of mapping them (as on
@@ -408,6 +455,7 @@ var readNotMap bool
 
 type released struct {
 	release func()
+	mapped  *mapping
 	gen     uint64
 }
 
@@ -426,9 +474,6 @@ func parseBase(data []byte, mapped bool) (*Snapshot, *Base, error) {
 	if xxh3.Hash(body) != sum {
 		return nil, nil, ErrDamaged
 	}
-	if mapped {
-		dropResident(data) // never on memory of our own: that would zero it
-	}
 	ft := body[len(body)-baseFooter:]
 	var secs [numBS][]byte
 	for i := range secs {
@@ -441,8 +486,11 @@ func parseBase(data []byte, mapped bool) (*Snapshot, *Base, error) {
 	}
 	var hdr baseHeader
 	hdr.Snapshot = &Snapshot{}
-	if err := json.Unmarshal(secs[bsHeader], &hdr); err != nil || hdr.Count < 0 {
+	if err := json.Unmarshal(secs[bsHeader], &hdr); err != nil || hdr.Count < 0 || hdr.Count > len(data)/8 {
 		return nil, nil, ErrDamaged
+	}
+	if err := checkCards(hdr.Cards, nil); err != nil {
+		return nil, nil, err
 	}
 	n := hdr.Count
 	b := &Base{recs: secs[bsRecords], avail: secs[bsAvail]}
@@ -462,14 +510,68 @@ func parseBase(data []byte, mapped bool) (*Snapshot, *Base, error) {
 		}
 		prev = o
 	}
+	for i := 0; i < len(b.roots); i += 2 {
+		if int(b.roots[i]) > n {
+			return nil, nil, ErrDamaged
+		}
+	}
+	s := hdr.Snapshot
 	ix, err := search.OpenFrozen(secs[bsIndex], b)
-	if err != nil || ix.Len() != n {
+	switch {
+	case errors.Is(err, search.ErrDerivation) && ix.Len() == n:
+		// Whole, but derived by another tokenizer: its records are good,
+		// its index is built again here (the next writer publishes one).
+		if ix, err = b.indexAgain(); err != nil {
+			return nil, nil, err
+		}
+		s.Reindexed = true
+	case err != nil || ix.Len() != n:
 		return nil, nil, fmt.Errorf("%w: %v", ErrDamaged, err)
 	}
 	b.index = ix
-	s := hdr.Snapshot
+	if !b.recordsMatch() {
+		return nil, nil, fmt.Errorf("%w: a record does not match its slot", ErrDamaged)
+	}
+	if mapped {
+		dropResident(data) // never on memory of our own: that would zero it
+	}
 	s.Base = b
 	return s, b, nil
+}
+
+// recordsMatch reports whether every record is whole and has the id of
+// its slot in the index (what every lookup by slot relies on).
+func (b *Base) recordsMatch() bool {
+	for i := range b.Len() {
+		id, ok := checkRecord(b.rec(uint32(i)))
+		if !ok || !b.index.IDIs(uint32(i), id) {
+			return false
+		}
+	}
+	return true
+}
+
+// indexAgain builds the base's search index from its records with this
+// binary's tokenizer, in memory.
+func (b *Base) indexAgain() (*search.Frozen, error) {
+	ix := search.New()
+	for i := range b.Len() {
+		p, err := decodeRecord(b.rec(uint32(i)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		ix.Put(DocOf(p))
+	}
+	return frozenInMemory(ix)
+}
+
+// frozenInMemory writes ix in its frozen form to memory and opens it.
+func frozenInMemory(ix *search.Index) (*search.Frozen, error) {
+	var buf alignedBuffer
+	if _, err := ix.WriteFrozen(&buf); err != nil {
+		return nil, err
+	}
+	return search.OpenFrozen(buf.bytes(), nil)
 }
 
 // words views a section as little-endian words (copied where the host or

@@ -261,3 +261,65 @@ func rootLineage(b []byte, lineage []string) (string, []string, bool) {
 	}
 	return root, lineage, !r.err
 }
+
+// checkRecord walks a record without keeping anything and reports its id
+// (pointing into b) and whether it is whole: every field there, a root,
+// nothing after.
+func checkRecord(b []byte) (string, bool) {
+	r := recReader{b: b}
+	id, root := r.str(), r.str()
+	r.skipStrs()  // lineage
+	r.u64()       // record revision
+	r.skipStr()   // name
+	r.skipStr()   // description
+	for range 5 { // packages, keywords, aliases, tags, related
+		r.skipStrs()
+	}
+	r.skipStr()   // readme
+	r.skipStrs()  // manifests
+	for range 3 { // git remote, branch, head
+		r.skipStr()
+	}
+	r.u64()       // worktree
+	r.skipStr()   // common dir
+	r.skipStrs()  // problems
+	r.u64()       // meta hash
+	for range 3 { // availability, why, index state
+		r.skipStr()
+	}
+	r.skipTime() // first seen
+	r.skipTime() // last seen
+	r.skipTime() // validated at
+	r.u64()      // changed
+	r.skipStr()  // database id
+	r.skipStr()  // moved to
+	r.skipTime() // missing since
+	r.u64()      // meta stamp
+	return id, !r.err && len(r.b) == 0 && id != "" && root != ""
+}
+
+func (r *recReader) skipTime() {
+	if len(r.b) == 0 {
+		r.err = true
+		return
+	}
+	kind := r.b[0]
+	r.b = r.b[1:]
+	switch kind {
+	case 1:
+		if _, n := binary.Varint(r.b); n <= 0 {
+			r.err, r.b = true, nil
+			return
+		} else {
+			r.b = r.b[n:]
+		}
+		r.u64()
+	case 2:
+		var t time.Time
+		if t.UnmarshalText([]byte(r.str())) != nil {
+			r.err = true
+		}
+	default:
+		r.err, r.b = true, nil
+	}
+}
