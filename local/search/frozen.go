@@ -97,8 +97,8 @@ type Frozen struct {
 	owner   any // keeps the memory behind b reachable (a mapping's holder)
 	faulted atomic.Bool
 	b       []byte
-	n, nt  uint32
-	sumLen [numFields]uint64
+	n, nt   uint32
+	sumLen  [numFields]uint64
 
 	str     []byte
 	docs    []docRec

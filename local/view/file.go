@@ -96,17 +96,32 @@ func writeFileFunc(dir, name string, write func(io.Writer) error) (int64, error)
 		}
 	}
 	if werr == nil {
-		werr = tmp.Sync()
+		werr = fsync(tmp)
 	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr == nil {
 		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
+		trace("rename", tmp.Name())
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
 		return 0, werr
 	}
 	return size, syncDir(dir)
+}
+
+func fsync(f *os.File) error {
+	trace("fsync", f.Name())
+	return f.Sync()
+}
+
+// syncTrace, set by tests, sees each step that makes a publication durable.
+var syncTrace func(op, path string)
+
+func trace(op, path string) {
+	if syncTrace != nil {
+		syncTrace(op, path)
+	}
 }

@@ -14,6 +14,7 @@ const openNoBlock = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
 
 // syncDir makes the names in dir durable (a rename is not until then).
 func syncDir(dir string) error {
+	trace("fsync-dir", dir)
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
