@@ -378,7 +378,9 @@ func TestPointerChainBounded(t *testing.T) {
 func TestPublicationOrder(t *testing.T) {
 	c := newChain(t, 3, 0, 0)
 	var trace []string
-	syncTrace = func(op, path string) { trace = append(trace, op+" "+strings.SplitN(filepath.Base(path), ".tmp-", 2)[0]) }
+	syncTrace = func(op, path string) {
+		trace = append(trace, op+" "+strings.SplitN(filepath.Base(path), ".tmp-", 2)[0])
+	}
 	defer func() { syncTrace = nil }()
 	if _, _, err := PublishDelta(c.dir, c.ptr, &Delta{StoreID: "s_a", Seq: c.ptr.Head + 1, Records: []*local.Project{rec("z", "/c/z")}}); err != nil {
 		t.Fatal(err)
