@@ -15,6 +15,12 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/opt"
 )
 
+// Handle is a store handle on dataDir that opens, makes and publishes
+// nothing on its own: for reading a data dir as it is (doctor).
+func Handle(dataDir string) *Store {
+	return &Store{dataDir: dataDir, dbDir: DBDir(dataDir), Wait: 15 * time.Second}
+}
+
 // ReadCatalog reads the whole catalog from the database, as a published
 // base would hold it, without waiting for another process: what a reader
 // answers from when the published files cannot be used (view.Follower's

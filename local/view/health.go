@@ -54,10 +54,11 @@ func damageReport(dataDir string, ptr Pointer) (string, bool) {
 	return "a reader reported damage", true
 }
 
-func clearDamage(dataDir string, ptr Pointer) {
-	if _, ok := damageReport(dataDir, ptr); !ok {
-		_ = os.Remove(filepath.Join(Dir(dataDir), damageFile))
-	}
+// clearDamage removes the report once a whole base answers it. (A reader
+// that read the old pointer may still report after this: the next writer
+// then publishes one base more than needed.)
+func clearDamage(dataDir string) {
+	_ = os.Remove(filepath.Join(Dir(dataDir), damageFile))
 }
 
 // NeedsBase reports why a writer should publish a whole base rather than
@@ -129,6 +130,8 @@ type Report struct {
 	Problems []string
 	// Outdated: the catalog was published by a newer cgcat.
 	Outdated bool
+	// Unpublished: there is no pointer (or one of an older format).
+	Unpublished bool
 }
 
 // Verify reads everything the pointer publishes, end to end: the pointer,
@@ -139,6 +142,7 @@ func Verify(dataDir string) Report {
 	ptr, err := readPointer(dataDir)
 	if err != nil {
 		r.Outdated = errors.Is(err, ErrOutdated)
+		r.Unpublished = errors.Is(err, ErrNoView)
 		r.Problems = append(r.Problems, err.Error())
 		return r
 	}

@@ -87,7 +87,7 @@ func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 	if err := writePointer(dataDir, ptr); err != nil {
 		return Pointer{}, err
 	}
-	clearDamage(dataDir, ptr)
+	clearDamage(dataDir)
 	keep := s.Seq
 	if hadPrev && prev.Base < s.Seq {
 		keep = prev.Base
