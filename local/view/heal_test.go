@@ -1,12 +1,14 @@
 package view
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -461,5 +463,45 @@ func TestCraftedDeltaRefused(t *testing.T) {
 		if _, err := decodeDelta(b); !errors.Is(err, ErrDamaged) {
 			t.Errorf("%s: want ErrDamaged, got %v", body, err)
 		}
+	}
+}
+
+// A base whose index was built by another version of the tokenizer (its
+// records whole): a reader indexes its records again with its own
+// tokenizer and answers as a base built now would, and asks the next
+// writer for a base of its own. (Before, the old index was searched with
+// the new tokenizer: a stemmer switched off made a base miss a project.)
+func TestBaseOfAnotherTokenizerIsIndexedAgain(t *testing.T) {
+	c := newChain(t, 200, 0, 0)
+	name := filepath.Join(Dir(c.dir), baseName(1))
+	good, _ := os.ReadFile(name)
+	off, n := section(good, bsIndex)
+	mark := binary.LittleEndian.AppendUint64(nil, search.Derivation())
+	at := bytes.LastIndex(good[off:off+n], mark)
+	if at < 0 {
+		t.Fatal("fixture: the index's derivation is not in its footer")
+	}
+	bad := slices.Clone(good)
+	binary.LittleEndian.PutUint64(bad[off+at:], search.Derivation()^1)
+	os.WriteFile(name, reseal(bad), 0o644)
+	f := NewFollower(c.dir)
+	u, err := f.Next()
+	if err != nil || u.Snapshot == nil || !u.Snapshot.Reindexed {
+		t.Fatalf("want the base, indexed again: %v", err)
+	}
+	os.WriteFile(name, good, 0o644)
+	want, err := ReadBase(c.dir, 1)
+	if err != nil || want.Reindexed {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"order gateway", "routers", "订单", "kafka client"} {
+		a, _ := search.NewOver(u.Snapshot.Base.Index()).SearchTop(q, nil, 50)
+		b, _ := search.NewOver(want.Base.Index()).SearchTop(q, nil, 50)
+		if len(b) == 0 || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: %d hits from the base indexed again, %d from one built now", q, len(a), len(b))
+		}
+	}
+	if why := NeedsBase(c.dir, c.ptr); why == "" {
+		t.Fatal("the writer is not asked for a base of its own")
 	}
 }

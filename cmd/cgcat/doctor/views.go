@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/cmd/cgcat/derived"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 )
@@ -44,7 +45,9 @@ func Views(ctx context.Context, dataDir string) []Check {
 		return []Check{Failf("run `cgcat scan` (any command that writes publishes it whole again); meanwhile readers answer from the previous base or the store itself",
 			"published catalog is damaged: %s", p(damage))}
 	}
-	cs := []Check{Okf("published catalog verified end to end: %d records, base %d and %d changes after it (%s)", r.Records, r.Pointer.Base, r.Deltas, took)}
+	ok := Okf("published catalog verified end to end: %d records, base %d and %d changes after it (%s)", r.Records, r.Pointer.Base, r.Deltas, took)
+	ok.Notes = append(ok.Notes, "derived by this cgcat's "+derived.Summary())
+	cs := []Check{ok}
 	vs, err := store.Handle(dataDir).ReadCatalog(ctx)
 	switch {
 	case err != nil:
