@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -163,7 +162,7 @@ func TestDamagedDeltaFallsBackToTheStore(t *testing.T) {
 		"emptied":  func(p string) error { return os.Truncate(p, 0) },
 		"garbled":  func(p string) error { return flipByte(p, 20) },
 		"deleted":  os.Remove,
-		"a FIFO":   func(p string) error { os.Remove(p); return syscall.Mkfifo(p, 0o644) },
+		"a FIFO":   func(p string) error { os.Remove(p); return mkfifo(p) },
 		"too long": func(p string) error { return os.Truncate(p, maxDeltaFile+1) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -307,7 +306,7 @@ func TestBaseOverwrittenInPlaceIsSeen(t *testing.T) {
 // symlink to /dev/zero, or a huge file are refused at once.
 func TestPointerHostileFiles(t *testing.T) {
 	for name, create := range map[string]func(string) error{
-		"FIFO":              func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"FIFO":              func(p string) error { return mkfifo(p) },
 		"symlink /dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
 		"1 GiB sparse":      func(p string) error { return os.WriteFile(p, nil, 0o644) },
 		"a directory":       func(p string) error { return os.Mkdir(p, 0o755) },
