@@ -66,14 +66,22 @@ func (f *Frozen) check() bool {
 // termListOK reports whether b is a term list of increasing term ids below
 // nt, whole varints to its end.
 func termListOK(b []byte, nt uint32) bool {
-	prev := uint64(0)
-	for i := 0; len(b) > 0; i++ {
-		d, w := binary.Uvarint(b)
-		if w <= 0 || (i > 0 && d == 0) || prev+d >= uint64(nt) {
+	prev, first := uint64(0), true
+	for len(b) > 0 {
+		var d uint64
+		if b[0] < 0x80 { // one byte: most gaps between term ids
+			d, b = uint64(b[0]), b[1:]
+		} else {
+			v, w := binary.Uvarint(b)
+			if w <= 0 {
+				return false
+			}
+			d, b = v, b[w:]
+		}
+		if d >= uint64(nt) || (!first && d == 0) || prev+d >= uint64(nt) {
 			return false
 		}
-		prev += d
-		b = b[w:]
+		prev, first = prev+d, false
 	}
 	return true
 }

@@ -44,7 +44,7 @@ func FuzzBase(f *testing.F) {
 			return
 		}
 		b = reseal(bytes.Clone(b))
-		s, base, err := parseBase(b, false)
+		s, base, err := parseBase(b, nil)
 		if err != nil {
 			return
 		}

@@ -112,7 +112,7 @@ func BuildBase(s *Snapshot) (*Snapshot, error) {
 	if err := writeBase(&buf, s, nil); err != nil {
 		return nil, err
 	}
-	out, _, err := parseBase(buf.bytes(), false)
+	out, _, err := parseBase(buf.bytes(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("build catalog in memory: %w", err)
 	}

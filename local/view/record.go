@@ -109,6 +109,11 @@ type recReader struct {
 }
 
 func (r *recReader) u64() uint64 {
+	if len(r.b) > 0 && r.b[0] < 0x80 { // one byte: most lengths and counts
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
 		r.err, r.b = true, nil
@@ -264,12 +269,13 @@ func rootLineage(b []byte, lineage []string) (string, []string, bool) {
 
 // checkRecord walks a record without keeping anything and reports its id
 // (pointing into b) and whether it is whole: every field there, a root,
-// nothing after.
+// nothing after — so that decodeRecord of it cannot fail. Numbers are
+// skipped, not decoded (a base's open walks every record).
 func checkRecord(b []byte) (string, bool) {
 	r := recReader{b: b}
 	id, root := r.str(), r.str()
 	r.skipStrs()  // lineage
-	r.u64()       // record revision
+	r.skipNum()   // record revision
 	r.skipStr()   // name
 	r.skipStr()   // description
 	for range 5 { // packages, keywords, aliases, tags, related
@@ -280,22 +286,37 @@ func checkRecord(b []byte) (string, bool) {
 	for range 3 { // git remote, branch, head
 		r.skipStr()
 	}
-	r.u64()       // worktree
+	r.skipNum()   // worktree
 	r.skipStr()   // common dir
 	r.skipStrs()  // problems
-	r.u64()       // meta hash
+	r.skipNum()   // meta hash
 	for range 3 { // availability, why, index state
 		r.skipStr()
 	}
 	r.skipTime() // first seen
 	r.skipTime() // last seen
 	r.skipTime() // validated at
-	r.u64()      // changed
+	r.skipNum()  // changed
 	r.skipStr()  // database id
 	r.skipStr()  // moved to
 	r.skipTime() // missing since
-	r.u64()      // meta stamp
+	r.skipNum()  // meta stamp
 	return id, !r.err && len(r.b) == 0 && id != "" && root != ""
+}
+
+// skipNum skips a varint as binary.Uvarint would read it (at most ten
+// bytes, the tenth at most 1).
+func (r *recReader) skipNum() {
+	for i := 0; i < len(r.b) && i < binary.MaxVarintLen64; i++ {
+		if c := r.b[i]; c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			r.b = r.b[i+1:]
+			return
+		}
+	}
+	r.err, r.b = true, nil
 }
 
 func (r *recReader) skipTime() {
@@ -307,13 +328,8 @@ func (r *recReader) skipTime() {
 	r.b = r.b[1:]
 	switch kind {
 	case 1:
-		if _, n := binary.Varint(r.b); n <= 0 {
-			r.err, r.b = true, nil
-			return
-		} else {
-			r.b = r.b[n:]
-		}
-		r.u64()
+		r.skipNum() // seconds (zig-zag: the same bytes)
+		r.skipNum() // nanoseconds
 	case 2:
 		var t time.Time
 		if t.UnmarshalText([]byte(r.str())) != nil {
