@@ -228,7 +228,11 @@ func (f *Follower) fallBack(st stamp, ptr *Pointer, cause error) (Update, error)
 	}
 	s, err := f.fallback()
 	if err == nil {
-		s, err = BuildBase(s)
+		var from *Base
+		if b := f.base.Load(); b != nil && f.at.StoreID == s.StoreID && !b.Moved() {
+			from = b // what this reader holds: only changes are indexed again
+		}
+		s, err = BuildBase(s, from)
 	}
 	if err != nil {
 		f.failed.Store(&failure{st: st, until: time.Now().Add(retryFallback)})

@@ -138,7 +138,7 @@ func FuzzDelta(f *testing.F) {
 			}
 			ix.Put(DocOf(p))
 			_ = pathid.Key(p.Root)
-			if _, err := BuildBase(&Snapshot{StoreID: d.StoreID, Records: []*local.Project{p}}); err != nil {
+			if _, err := BuildBase(&Snapshot{StoreID: d.StoreID, Records: []*local.Project{p}}, nil); err != nil {
 				t.Fatalf("an accepted record does not make a base: %v", err)
 			}
 		}

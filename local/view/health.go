@@ -106,10 +106,16 @@ func sizeIs(path string, want int64) string {
 
 // BuildBase makes s (its Records) a base in memory, as a reader holds a
 // published one: what a reader answers from when it reads the store
-// itself.
-func BuildBase(s *Snapshot) (*Snapshot, error) {
+// itself. With from (a base of the same store the reader holds), the index
+// is built over it: only records that changed are tokenised again.
+func BuildBase(s *Snapshot, from *Base) (*Snapshot, error) {
 	var buf alignedBuffer
-	if err := writeBase(&buf, s, nil); err != nil {
+	err := writeBaseGuarded(&buf, s, from)
+	if errors.Is(err, errFault) {
+		buf = alignedBuffer{}
+		err = writeBase(&buf, s, nil)
+	}
+	if err != nil {
 		return nil, err
 	}
 	out, _, err := parseBase(buf.bytes(), nil)
