@@ -68,7 +68,12 @@ func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 	hadPrev := prevErr == nil && prev.StoreID == s.StoreID
 	var from *Base
 	if hadPrev && prev.Index == search.Derivation() {
-		if ps, err := ReadBase(dataDir, prev.Base); err == nil && !ps.Reindexed {
+		ps, err := ReadBase(dataDir, prev.Base)
+		if err != nil {
+			// Damaged: the one before it is as good to build over.
+			ps, _, err = previousBase(dataDir, prev)
+		}
+		if err == nil && !ps.Reindexed {
 			from = ps.Base // the index is built over it
 		}
 	}
