@@ -21,12 +21,12 @@ import (
 // after a comment edit costs one pass's reads; a missed one leaves records
 // stale for good.
 
-//go:embed clean.go git.go hint.go manifest.go manifest_parse.go manifest_patterns.go meta.go readme.go stamp.go stamp_darwin.go stamp_linux.go stamp_other.go
+//go:embed clean.go git.go hint.go language.go manifest.go manifest_parse.go manifest_patterns.go meta.go readme.go stamp.go stamp_darwin.go stamp_linux.go stamp_other.go
 var derivedFrom embed.FS
 
 // derivedFiles are the files above, every non-test file of the package
 // but this one (TestDerivationCoversEverySourceFile checks).
-var derivedFiles = []string{"clean.go", "git.go", "hint.go", "manifest.go", "manifest_parse.go", "manifest_patterns.go", "meta.go", "readme.go", "stamp.go", "stamp_darwin.go", "stamp_linux.go", "stamp_other.go"}
+var derivedFiles = []string{"clean.go", "git.go", "hint.go", "language.go", "manifest.go", "manifest_parse.go", "manifest_patterns.go", "meta.go", "readme.go", "stamp.go", "stamp_darwin.go", "stamp_linux.go", "stamp_other.go"}
 
 // Derivation is the version of the code that derives metadata and stamps.
 var Derivation = sync.OnceValue(func() uint64 {

@@ -261,11 +261,15 @@ func loadCache(path string, walk uint64, boot string) *cacheFile {
 	if memo.path == path && memo.stamp == fs && memo.walk == walk && memo.file != nil {
 		return memo.file
 	}
-	b, err := readCache(path)
-	if err != nil {
+	if fs.size > maxCacheBytes+1<<20 {
 		return nil
 	}
-	body, n, ok := parseCache(b, walk, boot)
+	// Never waits on a FIFO put in its place, and reads it bounded.
+	r, err := nofollow.ReadRegular(path, maxCacheBytes+1<<20, true)
+	if err != nil || !r.Whole() {
+		return nil
+	}
+	body, n, ok := parseCache(r.Data, walk, boot)
 	if !ok {
 		return nil
 	}

@@ -3,11 +3,7 @@ package scan
 import (
 	_ "embed"
 	"encoding/binary"
-	"errors"
-	"io"
-	"os"
 	"sync"
-	"syscall"
 
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/zeebo/xxh3"
@@ -16,8 +12,9 @@ import (
 // The cache file's format and what vouches for it: its layout (cacheMagic),
 // the code that made its listings (ListingDerivation), the boot, the walk
 // settings, and its checksum. The file is data-dir state anyone with write
-// access could replace, so it is read without blocking (a FIFO in its
-// place is refused), bounded, and checked whole before any entry is used.
+// access could replace, so it is read without blocking (loadCache, through
+// nofollow.ReadRegular), bounded, and checked whole before any entry is
+// used.
 
 //go:embed listing.go
 var listingCode []byte
@@ -31,29 +28,6 @@ var ListingDerivation = sync.OnceValue(func() uint64 {
 	h.Write(binary.LittleEndian.AppendUint64(nil, meta.Derivation()))
 	return h.Sum64()
 })
-
-// readCache reads the file without blocking on a FIFO put in its place,
-// refusing anything but a regular file of at most the cache's bound.
-func readCache(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	const limit = maxCacheBytes + 1<<20
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, errors.New("not a cache file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && len(b) > limit {
-		err = errors.New("cache file too large")
-	}
-	return b, err
-}
 
 // The file: cacheMagic, the ListingDerivation (8 bytes, little endian),
 // the boot id (uvarint length and bytes), the cache key and the number of

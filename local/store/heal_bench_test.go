@@ -53,7 +53,7 @@ func BenchmarkHealFallback(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric((cpuNow() - c0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cpuNow()-c0).Seconds()/float64(b.N), "cpu-s/op")
 		}
 	}
 	b.Run("store-free", read(nil))

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // Files of a data dir are written by cgcat, but anyone with write access to
@@ -14,7 +16,9 @@ import (
 // would wait for a writer for ever), a symlink to /dev/zero (a read would
 // never end), a file of hundreds of megabytes. Every published file is
 // opened without blocking, refused unless it is a regular file, and read
-// no further than its kind allows.
+// no further than its kind allows: the pointer and deltas through
+// nofollow.ReadRegular, a base (which is mapped, so needs its descriptor)
+// through openRegular.
 
 // Bounds on what a reader reads of each kind of file. A writer never
 // publishes a delta above maxDeltaFile (it publishes a base instead).
@@ -46,24 +50,21 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// readBounded reads a regular file of at most limit bytes whole.
+// readBounded reads a regular file of at most limit bytes whole, through
+// nofollow.ReadRegular (no wait on a FIFO, the last name not followed).
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d expected)", filepath.Base(path), ErrDamaged, fi.Size(), limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	r, err := nofollow.ReadRegular(abs, limit+1, false)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: %w (grew past %d bytes)", filepath.Base(path), ErrDamaged, limit)
+	if int64(len(r.Data)) > limit || !r.Whole() {
+		return nil, fmt.Errorf("%s: %w (%d bytes, at most %d expected)", filepath.Base(path), ErrDamaged, r.Info.Size, limit)
 	}
-	return b, nil
+	return r.Data, nil
 }
 
 // writeFile writes name atomically: a reader sees the whole file or none.
