@@ -124,6 +124,16 @@ func (f *Follower) Next() (Update, error) {
 	}
 	f.healed = nil
 	ptr, err := readPointer(f.dataDir)
+	if started && st.ok && errors.Is(err, ErrNoView) && !moved {
+		// An older cgcat still running beside this one published in its
+		// own format. Reading the store again on each of its commits
+		// would cost seconds at 100k records: keep the view held until a
+		// writer of this format publishes again (every process start and
+		// every commit of a newer process does).
+		f.healed = err
+		f.seen.Store(&st)
+		return Update{}, nil
+	}
 	if err != nil {
 		return f.fallBack(st, nil, err)
 	}

@@ -542,3 +542,31 @@ func TestStoreFallbackOverTheHeldBase(t *testing.T) {
 		}
 	}
 }
+
+// A pointer of an older format (an older cgcat still running beside this
+// one, publishing in its own format): a reader that holds a view keeps it
+// instead of reading the store on each of the older one's commits; a new
+// reader reads the store once.
+func TestOlderFormatPointerKeepsTheHeldView(t *testing.T) {
+	c := newChain(t, 30, 0, 1)
+	calls := 0
+	f := NewFollower(c.dir)
+	f.SetFallback(c.fromStore(&calls))
+	if _, err := f.Next(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		os.WriteFile(PointerFile(c.dir), []byte(fmt.Sprintf("cgview 2 s_a %d %d 1 0 100\n", 40+i, 40+i)), 0o644)
+		if u, err := f.Next(); err != nil || !u.Empty() {
+			t.Fatalf("older format %d: %+v %v", i, u, err)
+		}
+	}
+	if calls != 0 || f.At().Head != c.ptr.Head {
+		t.Fatalf("the held view was dropped: %d store reads, at %+v", calls, f.At())
+	}
+	fresh := NewFollower(c.dir)
+	fresh.SetFallback(c.fromStore(&calls))
+	if u, err := fresh.Next(); err != nil || calls != 1 || !slices.Equal(ids(u), c.ids()) {
+		t.Fatalf("a new reader: %v, %d store reads", err, calls)
+	}
+}
