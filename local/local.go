@@ -87,6 +87,7 @@ type Metadata struct {
 	Name        string   `json:"name,omitempty"`        // best display name (manifest, hint file, else folder name)
 	Description string   `json:"description,omitempty"` // manifest or hint-file description
 	Packages    []string `json:"packages,omitempty"`    // package / module names declared by manifests
+	Version     string   `json:"version,omitempty"`     // release declared by the first manifest that has one
 	Keywords    []string `json:"keywords,omitempty"`
 	Aliases     []string `json:"aliases,omitempty"` // from codegraph/project.json
 	Tags        []string `json:"tags,omitempty"`    // from codegraph/project.json

@@ -28,6 +28,7 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 		ValidatedAt:            ck.At.UTC().Format(time.RFC3339),
 		RevalidateAfterSeconds: RevalidateAfter,
 		Packages:               capList(p.Meta.Packages, 8, 200),
+		Version:                dataText(p.Meta.Version, 64),
 		Workspace:              ws,
 		Warnings:               capList(p.Meta.Problems, 4, 300),
 	}
@@ -74,9 +75,13 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 // branch.
 func gitLent(p *local.Project, pol catalog.Policy) bool {
 	d := p.Meta.Git.CommonDir
-	if d == "" {
-		return true
-	}
+	return d == "" || dirLent(d, pol)
+}
+
+// dirLent reports whether what was read in d, a directory outside a
+// project's root, may be shown to this caller: d lies under a sharing
+// root and no deny root.
+func dirLent(d string, pol catalog.Policy) bool {
 	return slices.ContainsFunc(pol.Share, func(r string) bool { return pathid.Within(r, d) }) && !pol.Hides(d)
 }
 

@@ -125,10 +125,12 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		return e, nil
 	}
 	end := min(offset+a.Limit, len(ids))
+	var recs []*local.Project // parallel to e.Projects: nil for a card
 	for i := offset; i < end; i++ {
 		if slug, ok := isCardRef(ids[i]); ok {
 			if cd := c.cat.Card(slug); cd != nil && f.historicalCard(c, cd) {
 				e.Projects = append(e.Projects, f.cardProject(cd, snap.list.reasonsAt(i), AvailabilityHistorical))
+				recs = append(recs, nil)
 			}
 			continue
 		}
@@ -141,7 +143,9 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 			continue // outside this view: omitted without trace (R19)
 		}
 		e.Projects = append(e.Projects, f.project(c, p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
+		recs = append(recs, p)
 	}
+	markLookalikes(e.Projects, recs, c.pol)
 	if end < len(ids) {
 		if snap.id == "" {
 			f.cursors.keep(snap)
