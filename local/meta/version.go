@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/zeebo/xxh3"
@@ -21,17 +22,33 @@ import (
 // after a comment edit costs one pass's reads; a missed one leaves records
 // stale for good.
 
-//go:embed clean.go git.go hint.go language.go manifest.go manifest_parse.go manifest_patterns.go meta.go readme.go stamp.go stamp_darwin.go stamp_linux.go stamp_other.go
+// Every file of the package is embedded (test files too: a pattern cannot
+// leave them out); derivedFiles keeps the sources, so an edit of a test
+// never changes the version, and a file added to the package is part of it
+// without anyone listing it.
+//
+//go:embed *.go
 var derivedFrom embed.FS
 
-// derivedFiles are the files above, every non-test file of the package
-// but this one (TestDerivationCoversEverySourceFile checks).
-var derivedFiles = []string{"clean.go", "git.go", "hint.go", "language.go", "manifest.go", "manifest_parse.go", "manifest_patterns.go", "meta.go", "readme.go", "stamp.go", "stamp_darwin.go", "stamp_linux.go", "stamp_other.go"}
+// derivedFiles are the package's non-test files but this one, by name.
+var derivedFiles = sync.OnceValue(func() []string {
+	ents, err := fs.ReadDir(derivedFrom, ".")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); !strings.HasSuffix(n, "_test.go") && n != "version.go" {
+			names = append(names, n)
+		}
+	}
+	return names // in name order (fs.ReadDir sorts)
+})
 
 // Derivation is the version of the code that derives metadata and stamps.
 var Derivation = sync.OnceValue(func() uint64 {
 	h := xxh3.New()
-	for _, name := range derivedFiles {
+	for _, name := range derivedFiles() {
 		b, err := fs.ReadFile(derivedFrom, name)
 		if err != nil {
 			panic(err) // embedded at build time
