@@ -17,7 +17,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// A base file (format 3: records carry the manifest version) is laid out so that a reader maps it and answers
+// A base file (format 3) is laid out so that a reader maps it and answers
 // at once, sharing the pages with every other process that maps it:
 //
 //	"CGVIEW\x00\x03"

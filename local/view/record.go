@@ -280,7 +280,9 @@ func checkRecord(b []byte) (string, bool) {
 	r.skipNum()   // record revision
 	r.skipStr()   // name
 	r.skipStr()   // description
-	for range 5 { // packages, keywords, aliases, tags, related
+	r.skipStrs()  // packages
+	r.skipStr()   // version
+	for range 4 { // keywords, aliases, tags, related
 		r.skipStrs()
 	}
 	r.skipStr()   // readme

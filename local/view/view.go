@@ -48,9 +48,9 @@ import (
 // search index (search.Frozen), mapped by readers rather than decoded
 // (base.go). Deltas are JSON, as in format 1.
 //
-// Format 3: the base's index records the version of the tokenizer that
-// built it (search.Derivation), and so does the pointer; the bounds of
-// every file are checked before use. A format-2 reader (an older cgcat
+// Format 3: records carry the manifest's version; the base's index records
+// the version of the tokenizer that built it (search.Derivation), and so
+// does the pointer; the bounds of every file are checked before use. A format-2 reader (an older cgcat
 // still running beside a newer one) ignores format-3 files rather than
 // search them with its own tokenizer.
 const Format = 3
