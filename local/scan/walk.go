@@ -23,6 +23,7 @@ type walkResult struct {
 	pending  []item // directories still to read
 	found    []found
 	gaps     []Gap
+	rejected []Gap // index files refused by the project rule
 }
 
 // walk reads directories depth first with a few parallel workers, popping
@@ -56,11 +57,14 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			stack = stack[:len(stack)-1]
 			inflight++
 			mu.Unlock()
-			children, proj, gap := s.readDir(it, exclude, began)
+			children, proj, gap, rej := s.readDir(it, exclude, began)
 			s.lease.Progress() // the lease's progress rule (package lease)
 			mu.Lock()
 			inflight--
 			res.consumed = append(res.consumed, it)
+			if rej != nil {
+				res.rejected = append(res.rejected, *rej)
+			}
 			// Push children in reverse so the first name is read first.
 			for i := len(children) - 1; i >= 0; i-- {
 				stack = append(stack, children[i])
@@ -96,26 +100,45 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 // directory swapped for a symlink since it was queued is refused, never
 // followed), and its marker and metadata are read relative to that open
 // directory, so nothing read can come from elsewhere.
-func (s *Scanner) readDir(it item, exclude map[string]bool, began time.Time) (children []item, proj *found, gap *Gap) {
+func (s *Scanner) readDir(it item, exclude map[string]bool, began time.Time) (children []item, proj *found, gap, rejected *Gap) {
 	if it.Path == "" || !s.underRoots(it.Path) {
-		return nil, nil, nil // a damaged entry, or a root no longer configured
+		return nil, nil, nil, nil // a damaged entry, or a root no longer configured
 	}
 	d, err := nofollow.OpenDir(it.Path)
 	if err != nil {
-		return nil, nil, openGap(it, err)
+		return nil, nil, openGap(it, err), nil
 	}
 	defer d.Close()
+	if s.opt.Watch != nil {
+		_ = s.opt.Watch.AddDir(d) // before the listing: a change after it is an event
+	}
 	ls, err := s.list(d, exclude, began)
 	if err != nil {
-		return nil, nil, gapFor(it.Path, err)
+		return nil, nil, gapFor(it.Path, err), nil
 	}
 	children, gap = s.expand(it, ls)
+	if it.shallow {
+		children = nil
+	}
 	if ls.marker {
-		if v := marker.ProbeDir(d); v.Project {
+		if s.opt.Watch != nil {
+			_ = s.opt.Watch.AddMarkerIn(d) // before the probe, for the same reason
+		}
+		switch v := marker.ProbeDir(d); {
+		case v.Project:
 			proj = s.project(d, v, ls.sources)
+		case v.Rejected:
+			rejected = &Gap{Path: filepath.Join(it.Path, marker.Dir, marker.File), Kind: local.GapRejected, Why: v.Why}
 		}
 	}
-	return children, proj, gap
+	return children, proj, gap, rejected
+}
+
+// Watcher is told of the directories a walk opens (package watch
+// implements it; refused watches are its own to report).
+type Watcher interface {
+	AddDir(d *nofollow.Dir) error
+	AddMarkerIn(d *nofollow.Dir) error
 }
 
 // project reads what a found project's record needs, through its open

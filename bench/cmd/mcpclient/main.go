@@ -18,6 +18,10 @@
 //	mcpclient mem       -config C [-serves 3] [-settle 0s]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
+//	mcpclient live      -config C -root R -data D [-events 50] [-bulk 100] [-storm 20000] [-idle 60s]
+//	    two serves follow the disk: mkdir/mv/rm → answer p50/p99 per serve,
+//	    100 projects at once, idle CPU and PSS, watches, an overflow's
+//	    convergence (live.go)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -68,6 +72,11 @@ func main() {
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
 	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
+	data := fs.String("data", "", "live: the config's data dir (its watch.state)")
+	events := fs.Int("events", 50, "live: mkdir/mv/rm events timed")
+	bulk := fs.Int("bulk", 100, "live: projects appearing at once")
+	storm := fs.Int("storm", 20000, "live: directories made at once to overflow the watcher")
+	idle := fs.Duration("idle", 60*time.Second, "live: how long the serves are watched doing nothing")
 	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
@@ -84,6 +93,8 @@ func main() {
 		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
 	case "mem":
 		runMem(*bin, *cfg, *queries, *serves, *settle)
+	case "live":
+		runLive(*bin, *cfg, *root, *data, *events, *bulk, *storm, *idle)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")
