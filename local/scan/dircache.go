@@ -66,12 +66,15 @@ import (
 // catalog: a cache older (or newer) than the catalog, or taken from another
 // data dir on the same machine, is as good as any.
 //
-// What a listing holds (listDir) is part of the format: a change to it
-// (another exclusion rule, other source names) needs a new cacheMagic.
+// What a listing holds (listDir, and the source names meta.IsSource keeps)
+// is derived by code: the file carries that code's version
+// (ListingDerivation, computed from the code), so a listing made by other
+// code is never trusted and nobody has to remember to bump cacheMagic
+// (which now changes only with the file's layout).
 
 const (
 	cacheName     = "scan.dircache"
-	cacheMagic    = "cgcat dircache 2"
+	cacheMagic    = "cgcat dircache 3"
 	maxCacheBytes = 64 << 20
 	// maxCacheName bounds one name in the file (Linux: 255 bytes).
 	maxCacheName = 4096
@@ -281,31 +284,6 @@ func loadCache(path string, walk uint64, boot string) *cacheFile {
 	return f
 }
 
-// The file: cacheMagic, the boot id (uvarint length and bytes), the cache
-// key and the number of entries (8 bytes each, little endian), the entries,
-// and the xxh3 hash of all that (8 bytes).
-
-// parseCache checks a file's header and checksum and returns its entries
-// and how many the header says there are.
-func parseCache(b []byte, walk uint64, boot string) ([]byte, int, bool) {
-	if len(b) < len(cacheMagic)+8 || string(b[:len(cacheMagic)]) != cacheMagic {
-		return nil, 0, false
-	}
-	sum := binary.LittleEndian.Uint64(b[len(b)-8:])
-	b = b[:len(b)-8]
-	if xxh3.Hash(b) != sum {
-		return nil, 0, false
-	}
-	r := cacheReader[[]byte]{b: b, off: len(cacheMagic)}
-	gotBoot := r.str()
-	gotWalk := r.u64()
-	n := r.u64()
-	if r.bad || gotBoot != boot || gotWalk != walk || n > uint64(len(b)) {
-		return nil, 0, false
-	}
-	return b[r.off:], int(n), true
-}
-
 // frozen is b as a string without a copy: b is never written again (the
 // entries of a cache file are read-only once made).
 func frozen(b []byte) string {
@@ -442,8 +420,9 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	if kept != nil {
 		size += len(kept.file.body)
 	}
-	out := make([]byte, 0, len(cacheMagic)+binary.MaxVarintLen64+len(c.boot)+24+min(size, maxCacheBytes))
+	out := make([]byte, 0, len(cacheMagic)+8+binary.MaxVarintLen64+len(c.boot)+24+min(size, maxCacheBytes))
 	out = append(out, cacheMagic...)
+	out = binary.LittleEndian.AppendUint64(out, ListingDerivation())
 	out = binary.AppendUvarint(out, uint64(len(c.boot)))
 	out = append(out, c.boot...)
 	out = binary.LittleEndian.AppendUint64(out, c.walk)

@@ -55,9 +55,12 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 		var (
 			ce *CorruptError
 			we *WriteError
+			pe *PublishError
 		)
 		_, published := view.ReadPointer(dataDir)
 		switch {
+		case errors.As(err, &pe):
+			// Committed, not published: readers read the store itself.
 		case published && errors.As(err, &ce):
 			s.damage = err
 		case published && errors.As(err, &we):
@@ -178,8 +181,12 @@ func (s *Store) legacyIdentity(ctx context.Context) (Identity, bool) {
 // another store, or a database written after the view (a writer killed
 // between its commit and its publication). It does not wait: a process
 // holding the database publishes when it commits.
+//
+// It also heals: a published chain a reader reported damaged, with a file
+// missing or cut short, or with an index built by another version of the
+// tokenizer (an upgrade) gets a whole new base.
 func (s *Store) ensurePublished(ctx context.Context) error {
-	if _, ok := view.ReadPointer(s.dataDir); ok && !s.newerThanPointer() {
+	if ptr, ok := view.ReadPointer(s.dataDir); ok && !s.newerThanPointer() && view.NeedsBase(s.dataDir, ptr) == "" {
 		return nil
 	}
 	err := s.update(ctx, 0, func(tx *Tx) error { return nil })
