@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cgcat/cgcat/local/fixture"
 )
 
 // Three servers and a scanner on one data dir, 200 concurrent calls while
@@ -311,10 +313,9 @@ func TestCommitPropagates(t *testing.T) {
 func stopOutsideStore(t *testing.T, pid int, dbDir string) {
 	t.Helper()
 	for range 1000 {
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
+		if !fixture.Stop(t, pid) {
+			t.Fatal("the scanner ended before it was caught outside a store batch")
 		}
-		time.Sleep(2 * time.Millisecond) // let the stop land
 		if !holdsFileUnder(pid, dbDir) {
 			return
 		}
