@@ -79,6 +79,13 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
+// hostStartupSeconds is how long the user's CodeGraph entry gives its server
+// to start and list its tools (Codex waits 10 s by default, OpenCode 5 s):
+// a Node server on a loaded 2-core machine took longer, and Codex went on
+// without codegraph_explore. The entries cgcat installs keep their own
+// settings.
+const hostStartupSeconds = 120
+
 // codegraphEntryEnv keeps the user's CodeGraph quiet and in-process.
 var codegraphEntryEnv = map[string]string{"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"}
 
@@ -110,7 +117,8 @@ apps = false
 command = "codegraph"
 args = ["serve", "--mcp"]
 env = { CODEGRAPH_TELEMETRY = "0", CODEGRAPH_NO_UPDATE_CHECK = "1", CODEGRAPH_NO_DAEMON = "1" }
-`, r.model.URL))
+startup_timeout_sec = %d
+`, r.model.URL, hostStartupSeconds))
 		},
 		command: func(r *agentRun, prompt string) ([]string, []string) {
 			return []string{"exec", "--skip-git-repo-check", prompt}, r.baseEnv()
@@ -141,10 +149,11 @@ env = { CODEGRAPH_TELEMETRY = "0", CODEGRAPH_NO_UPDATE_CHECK = "1", CODEGRAPH_NO
       "command": ["codegraph", "serve", "--mcp"],
       "environment": {"CODEGRAPH_TELEMETRY": "0", "CODEGRAPH_NO_UPDATE_CHECK": "1", "CODEGRAPH_NO_DAEMON": "1"},
       "enabled": true,
+      "timeout": %d,
     },
   },
 }
-`, r.model.URL))
+`, r.model.URL, hostStartupSeconds*1000))
 		},
 		command: func(r *agentRun, prompt string) ([]string, []string) {
 			// OpenCode takes its project from $PWD; with a fresh HOME it would
@@ -184,7 +193,7 @@ env = { CODEGRAPH_TELEMETRY = "0", CODEGRAPH_NO_UPDATE_CHECK = "1", CODEGRAPH_NO
 		},
 		command: func(r *agentRun, prompt string) ([]string, []string) {
 			return []string{"-p", prompt}, r.baseEnv("ANTHROPIC_BASE_URL="+r.model.URL, "ANTHROPIC_API_KEY=dummy",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", fmt.Sprintf("MCP_TIMEOUT=%d", hostStartupSeconds*1000))
 		},
 	},
 	{

@@ -4,7 +4,8 @@
 // packages are done; every 30 s without news, which packages are still
 // running and for how long; the output of every failed test, and of a
 // package that did not build; and at the end the totals and what failed.
-// It exits with go test's status.
+// It exits with go test's status. Unless told otherwise it gives each
+// package an hour (-timeout=1h) instead of go test's 10 minutes.
 //
 //	go run ./internal/testsum ./...            # the README's test command
 //	go run ./internal/testsum -short ./local/...
@@ -29,6 +30,13 @@ func main() {
 	args := os.Args[1:]
 	if len(args) == 0 {
 		args = []string{"./..."}
+	}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-timeout") }) {
+		// go test gives a package 10 minutes by default; the process
+		// suites under cmd/cgcat take 6 on a loaded 2-core machine and
+		// more beside other CPU-bound jobs, where the default killed them
+		// (and the -race store tests) while they were still passing.
+		args = append([]string{"-timeout=1h"}, args...)
 	}
 	total := countPackages(args)
 	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
