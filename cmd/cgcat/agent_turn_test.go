@@ -79,11 +79,12 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// hostStartupSeconds is how long the user's CodeGraph entry gives its server
-// to start and list its tools (Codex waits 10 s by default, OpenCode 5 s):
-// a Node server on a loaded 2-core machine took longer, and Codex went on
-// without codegraph_explore. The entries cgcat installs keep their own
-// settings.
+// hostStartupSeconds is how long the hosts give MCP servers to start and
+// list their tools before a turn: Codex 0.171 starts a turn once its
+// optional servers' grace (mcp_optional_startup_grace_ms) is over, and on a
+// loaded 2-core machine CodeGraph's Node server was not ready by then, so
+// the model was not offered codegraph_explore; OpenCode waits 5 s. The
+// entries cgcat installs keep their own settings.
 const hostStartupSeconds = 120
 
 // codegraphEntryEnv keeps the user's CodeGraph quiet and in-process.
@@ -99,6 +100,7 @@ var agentHosts = []agentHost{
 model = "gpt-5-codex"
 model_provider = "scripted"
 check_for_update_on_startup = false
+mcp_optional_startup_grace_ms = %d
 
 [model_providers.scripted]
 name = "scripted"
@@ -118,7 +120,7 @@ command = "codegraph"
 args = ["serve", "--mcp"]
 env = { CODEGRAPH_TELEMETRY = "0", CODEGRAPH_NO_UPDATE_CHECK = "1", CODEGRAPH_NO_DAEMON = "1" }
 startup_timeout_sec = %d
-`, r.model.URL, hostStartupSeconds))
+`, hostStartupSeconds*1000, r.model.URL, hostStartupSeconds))
 		},
 		command: func(r *agentRun, prompt string) ([]string, []string) {
 			return []string{"exec", "--skip-git-repo-check", prompt}, r.baseEnv()
@@ -325,7 +327,7 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects, ours pu
 		// install says so and names the flag, and a real turn proves it.
 		out := install(installOptions{})
 		mustContain(t, out, "ignores readOnlyHint", "cgcat install "+h.host+" --allow-tools")
-		final, turns, _ := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(steps[0].query, steps[0].code))
+		final, _, turns, _ := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(steps[0].query, steps[0].code))
 		if strings.Contains(final, scriptedmodel.Answer) || !refusedCatalog(turns) {
 			t.Fatalf("%s without the allow rule: the catalog call was neither refused nor hidden, so the rule would not be needed\n%s", h.host, describeTurns(turns))
 		}
@@ -344,19 +346,19 @@ func runAgentHost(t *testing.T, h agentHost, bin string, p *e2eProjects, ours pu
 		`✓ CodeGraph's MCP server "codegraph": codegraph 1.6.1 starts and offers codegraph_explore with projectPath`, "✓ approval: ")
 
 	for _, step := range steps {
-		final, turns, elapsed := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(step.query, step.code))
+		final, stderr, turns, elapsed := runAgentPrompt(t, h, bin, r, scriptedmodel.Prompt(step.query, step.code))
 		t.Logf("%s, project %s: one full turn in %s (%d model requests)", h.host, step.name, elapsed.Round(time.Millisecond), len(turns))
 		if !strings.Contains(final, scriptedmodel.Answer+step.path) || !strings.Contains(final, step.has) || strings.Contains(final, step.hasNot) {
-			t.Fatalf("%s %s: the final answer does not quote CodeGraph on %s (%s, not %s)\nstdout:\n%s\nturns:\n%s\nunhandled: %v",
-				h.bin, step.name, step.path, step.has, step.hasNot, final, describeTurns(turns), model.Unhandled())
+			t.Fatalf("%s %s: the final answer does not quote CodeGraph on %s (%s, not %s)\nstdout:\n%s\nstderr:\n%s\nturns:\n%s\nunhandled: %v",
+				h.bin, step.name, step.path, step.has, step.hasNot, final, stderr, describeTurns(turns), model.Unhandled())
 		}
 		checkWhatTheModelSaw(t, h, turns, ours, instructions, step.path)
 	}
 }
 
 // runAgentPrompt runs one headless prompt and returns the host's stdout and
-// the model requests it made.
-func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt string) (string, []scriptedmodel.Turn, time.Duration) {
+// stderr and the model requests it made.
+func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt string) (string, string, []scriptedmodel.Turn, time.Duration) {
 	t.Helper()
 	r.model.Reset()
 	args, env := h.command(r, prompt)
@@ -373,7 +375,7 @@ func runAgentPrompt(t *testing.T, h agentHost, bin string, r *agentRun, prompt s
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s\nturns:\n%s", h.bin, err, stdout.String(), stderr.String(), describeTurns(turns))
 	}
-	return stdout.String(), turns, elapsed
+	return stdout.String(), stderr.String(), turns, elapsed
 }
 
 // refusedCatalog: the host refused the catalog call (Claude Code: an
