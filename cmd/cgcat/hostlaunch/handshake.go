@@ -67,12 +67,18 @@ func handshake(ctx context.Context, ch *child, timeout time.Duration, hs *Handsh
 	init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion}
 	res, err := c.Initialize(callCtx, init)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // the caller gave up (its own kill is no answer)
+		}
 		return ch.explain(callCtx, "initialize", err, timeout)
 	}
 	hs.ServerName, hs.ServerVersion, hs.Protocol = res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion
 	hs.Instructions = res.Instructions
 	list, err := c.ListTools(callCtx, mcp.ListToolsRequest{})
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return ch.explain(callCtx, "tools/list", err, timeout)
 	}
 	hs.Tools = map[string]mcp.Tool{}

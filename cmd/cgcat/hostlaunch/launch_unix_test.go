@@ -142,3 +142,16 @@ func TestLostPipe(t *testing.T) {
 		}
 	}
 }
+
+// A caller that gives up is told so, not that the process it had killed
+// ended.
+func TestCallerGivesUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, _ := startReady(t, "echo ready >&2; exec sleep 600")
+	done := make(chan error, 1)
+	go func() { done <- handshake(ctx, ch, time.Minute, &Handshake{}, "test", "1") }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
