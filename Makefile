@@ -6,7 +6,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 
-.PHONY: build dist cross clean
+.PHONY: build dist cross clean release
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o bin/cgcat ./cmd/cgcat
@@ -34,6 +34,13 @@ dist: clean
 		rm -rf dist/$$name; \
 	done
 	@cd dist && sha256sum cgcat_* > SHA256SUMS && cat SHA256SUMS
+
+# release builds the archives for the five platforms (README, man pages and
+# completions inside), MCP bundles, SHA256SUMS, and from them the Homebrew
+# formula, the Scoop manifest and server.json, under dist/. Offline; it
+# publishes nothing (packaging/release).
+release:
+	go run ./packaging/release -version $(VERSION) -commit $(COMMIT) -date $(DATE) -out dist
 
 clean:
 	rm -rf dist

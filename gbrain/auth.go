@@ -132,7 +132,8 @@ func newTokenSource(conn Connection, hc *http.Client, log *slog.Logger) (*tokenS
 	if err != nil {
 		return nil, err
 	}
-	s := &tokenSource{mode: AuthNone, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, hc: hc, now: time.Now, log: log}
+	origin := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	s := &tokenSource{mode: AuthNone, origin: origin, hc: withRedirects(hc, sameOriginRedirects(origin)), now: time.Now, log: log}
 	switch {
 	case conn.ClientIDEnv != "":
 		s.mode, s.idEnv, s.secretEnv = AuthClientCredentials, conn.ClientIDEnv, conn.ClientSecretEnv
@@ -295,7 +296,8 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if tok != "" {
+	if tok != "" && sameOrigin(a.src.origin, req.URL) {
+		// Never to another origin, whatever led there (auth_redirect.go).
 		req = req.Clone(req.Context())
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}

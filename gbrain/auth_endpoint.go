@@ -43,7 +43,11 @@ func (s *tokenSource) fetch(ctx context.Context) error {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	start := s.now()
-	resp, err := s.hc.Do(req)
+	resp, err := withRedirects(s.hc, noRedirects).Do(req)
+	if errors.Is(err, ErrRedirect) {
+		s.forgetEndpoint()
+		return &AuthError{Class: Definite, Err: fmt.Errorf("gbrain token endpoint %s: %w", endpoint, stripURLError(err))}
+	}
 	if err != nil {
 		s.forgetEndpoint()
 		return &AuthError{Class: Transient, Err: fmt.Errorf("gbrain token endpoint %s: %w", endpoint, stripURLError(err))}
@@ -118,6 +122,9 @@ func (s *tokenSource) discover(ctx context.Context) (string, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.hc.Do(req)
+	if errors.Is(err, ErrRedirect) {
+		return "", &AuthError{Class: Definite, Err: fmt.Errorf("gbrain OAuth discovery %s: %w", where, stripURLError(err))}
+	}
 	if err != nil {
 		return "", &AuthError{Class: Transient, Err: fmt.Errorf("gbrain OAuth discovery %s: %w", where, stripURLError(err))}
 	}

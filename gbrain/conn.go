@@ -192,7 +192,7 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 		c.auth = src
 		tr, err := transport.NewStreamableHTTP(conn.URL,
 			transport.WithHTTPLogger(logger),
-			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}}))
+			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}, CheckRedirect: sameOriginRedirects(src.origin)}))
 		if err != nil {
 			base.CloseIdleConnections()
 			return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
@@ -218,6 +218,11 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	res, err := c.mc.Initialize(hctx, req)
 	if err != nil {
 		derr := c.handshakeError(ctx, hctx, err)
+		if ctx.Err() != nil {
+			// The caller gave up (a signal): a child that does not leave
+			// at stdin EOF is killed soon, not after mcp-go's 5 s.
+			defer c.killAfter(abandonGrace)()
+		}
 		c.shutdown()
 		return nil, derr
 	}
@@ -226,6 +231,21 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 		logger.Warn("the MCP server does not call itself gbrain", "name", res.ServerInfo.Name, "version", res.ServerInfo.Version)
 	}
 	return c, nil
+}
+
+// abandonGrace is how long a stdio child whose caller gave up during the
+// handshake has to exit at stdin EOF before it is killed.
+const abandonGrace = 300 * time.Millisecond
+
+// killAfter kills the stdio child if it is still there after d; the
+// returned func cancels that.
+func (c *Client) killAfter(d time.Duration) (stop func()) {
+	cmd := c.cmd
+	if cmd == nil || cmd.Process == nil {
+		return func() {}
+	}
+	t := time.AfterFunc(d, func() { _ = cmd.Process.Kill() })
+	return func() { t.Stop() }
 }
 
 func (c *Client) target() string {
@@ -252,6 +272,9 @@ func (c *Client) handshakeError(ctx, hctx context.Context, err error) *DialError
 	var ae *AuthError
 	if errors.As(err, &ae) {
 		return &DialError{Class: ae.Class, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, ae.Err)}
+	}
+	if errors.Is(err, ErrRedirect) {
+		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain handshake with %s: %w", c.conn.URL, stripURLError(err))}
 	}
 	var authErr *transport.AuthorizationRequiredError
 	if errors.As(err, &authErr) {

@@ -105,6 +105,9 @@ type GitInfo struct {
 	Branch   string `json:"branch,omitempty"`   // current branch, or "" when detached
 	Head     string `json:"head,omitempty"`     // commit id when detached
 	Worktree bool   `json:"worktree,omitempty"` // a linked worktree (.git is a file)
-	// CommonDir is the main repository's .git directory for a linked worktree.
+	// CommonDir is the repository's git directory when it lies outside the
+	// project: a linked worktree's main .git, a submodule's or a separate
+	// git dir named by a .git file. Answers show the branch only when the
+	// sharing view holds it (a git dir outside the view lends no branch).
 	CommonDir string `json:"commonDir,omitempty"`
 }

@@ -43,10 +43,8 @@ func (f *Frontend) explorer() string {
 	return "codegraph_explore"
 }
 
-// notShared says that this view hides a project, and nothing more.
+// notShared says that this view hides a project, and nothing more: one
+// sentence for agents and people alike.
 func (f *Frontend) notShared() string {
-	if f.opt.Face == FaceCLI {
-		return "This project is not shared by this configuration."
-	}
-	return "This project is not shared with this frontend."
+	return "This project is not shared by this configuration."
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -9,6 +10,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/meta"
+	"github.com/cgcat/cgcat/local/pathid"
 )
 
 // project renders one record after its live re-check. The handoff is built
@@ -26,13 +28,14 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 		ValidatedAt:            ck.At.UTC().Format(time.RFC3339),
 		RevalidateAfterSeconds: RevalidateAfter,
 		Packages:               capList(p.Meta.Packages, 8, 200),
-		Branch:                 dataText(p.Meta.Git.Branch, 120),
-		Worktree:               p.Meta.Git.Worktree,
 		Workspace:              ws,
 		Warnings:               capList(p.Meta.Problems, 4, 300),
 	}
 	if out.Reason == nil {
 		out.Reason = []string{}
+	}
+	if gitLent(p, c.pol) {
+		out.Branch, out.Worktree = dataText(p.Meta.Git.Branch, 120), p.Meta.Git.Worktree
 	}
 	if p.MovedTo != "" && !ck.OK && ck.Availability == local.Missing {
 		out.MovedTo = p.MovedTo
@@ -62,6 +65,19 @@ func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons 
 		}
 	}
 	return out
+}
+
+// gitLent reports whether the git directory a record's branch was read
+// from may be seen by this caller: the project's own .git, or a git dir
+// that lies under a sharing root and no deny root. A git dir outside the
+// sharing view (a denied repository's, named by a .git file) lends no
+// branch.
+func gitLent(p *local.Project, pol catalog.Policy) bool {
+	d := p.Meta.Git.CommonDir
+	if d == "" {
+		return true
+	}
+	return slices.ContainsFunc(pol.Share, func(r string) bool { return pathid.Within(r, d) }) && !pol.Hides(d)
 }
 
 // dataText bounds a metadata string for output: it is data, never an

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"time"
 )
 
 // MaxMessageBytes bounds one JSON-RPC message (one line) read from the
@@ -25,23 +27,46 @@ const idScanBytes = 64 << 10
 // the first 64 KiB of the line name one (null otherwise, as JSON-RPC asks
 // when the id cannot be read). The answer is written on the returned
 // writer, which serialises whole writes with mcp-go's own (mcp-go writes
-// every message with one Write). Shorter lines and end-of-input pass
-// through unchanged, so closing stdin still ends the server at once.
+// every message with one Write).
+//
+// Two more things mcp-go does not do are done here:
+//   - A line encoding/json cannot read but whose top-level object names an
+//     id (arguments nested past its 10,000 levels, a syntax error inside
+//     the params) is answered here with an error carrying that id, so the
+//     client can match it to its call; mcp-go would answer a parse error
+//     with a null id. A line whose id cannot be read goes on to mcp-go,
+//     whose parse error has id null, as JSON-RPC asks.
+//   - End of input is held back until every request handed out has been
+//     answered (at most DrainLimit): mcp-go cancels the calls still queued
+//     or running when its input ends, so a host that writes 50 requests
+//     and closes stdin got 3 to 10 answers.
+//
+// Other lines pass through unchanged.
 func BoundStdio(in io.Reader, out io.Writer, max int) (io.Reader, io.Writer) {
-	w := &lineWriter{w: out}
-	return &boundedReader{src: bufio.NewReaderSize(in, 64<<10), out: w, max: max}, w
+	book := newAnswerBook()
+	w := &lineWriter{w: out, book: book}
+	return &boundedReader{src: bufio.NewReaderSize(in, 64<<10), out: w, max: max, book: book}, w
 }
 
-// lineWriter makes each Write one uninterrupted write on w.
+// DrainLimit bounds how long the end of input waits for the answers to
+// requests already received (a call's own budgets end it long before).
+// Tests may change it.
+var DrainLimit = 30 * time.Second
+
+// lineWriter makes each Write one uninterrupted write on w, and tells the
+// book which requests were answered.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	book *answerBook
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	l.book.saw(p)
+	return n, err
 }
 
 // boundedReader hands out whole lines of at most max bytes (newline
@@ -49,6 +74,8 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 type boundedReader struct {
 	src     *bufio.Reader
 	out     *lineWriter
+	book    *answerBook
+	drained bool // the end of input waited for the answers once
 	max     int
 	line    []byte // the line being read, then handed out from pending
 	pending []byte // what Read still has to return of the current line
@@ -58,9 +85,14 @@ type boundedReader struct {
 func (r *boundedReader) Read(p []byte) (int, error) {
 	for len(r.pending) == 0 {
 		if r.err != nil {
+			if !r.drained {
+				r.drained = true
+				r.book.wait(DrainLimit)
+			}
 			return 0, r.err
 		}
 		r.next()
+		r.admit()
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
@@ -125,16 +157,137 @@ func (r *boundedReader) reject(chunk []byte, err error) {
 }
 
 func (r *boundedReader) answer(id json.RawMessage, size string) {
+	r.answerError(id, -32600, fmt.Sprintf("message too large (%s): cgcat reads JSON-RPC messages of at most %d bytes; this one was discarded unread", size, r.max))
+}
+
+// answerError writes a JSON-RPC error answer for id (null when nil).
+func (r *boundedReader) answerError(id json.RawMessage, code int, msg string) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	msg := fmt.Sprintf("message too large (%s): cgcat reads JSON-RPC messages of at most %d bytes; this one was discarded unread", size, r.max)
 	line, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{Code: -32600, Message: msg}})
+	}{"2.0", id, rpcError{Code: code, Message: msg}})
 	_, _ = r.out.Write(append(line, '\n'))
+}
+
+// admit looks at the line about to be handed out: a request is booked
+// (its answer is waited for at end of input), and a line encoding/json
+// cannot read whose id can be recovered is answered here and dropped.
+func (r *boundedReader) admit() {
+	line := bytes.TrimRight(r.pending, "\r\n")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	if json.Valid(line) {
+		t := scanTop(line)
+		switch {
+		case t.method && t.id != nil:
+			r.book.asked(idKey(t.id))
+		case t.method && bytes.Contains(line, []byte(`"notifications/cancelled"`)):
+			// The client gave the request up: it waits for no answer.
+			var n struct {
+				Method string `json:"method"`
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && n.Method == "notifications/cancelled" && len(n.Params.RequestID) > 0 {
+				r.book.answered(idKey(n.Params.RequestID))
+			}
+		}
+		return
+	}
+	t := scanTop(line)
+	if !t.complete || t.id == nil {
+		return // mcp-go answers a parse error with id null
+	}
+	var v json.RawMessage
+	err := json.Unmarshal(line, &v)
+	var se *json.SyntaxError
+	at := int64(-1)
+	if errors.As(err, &se) {
+		at = se.Offset
+	}
+	if err != nil && strings.Contains(err.Error(), "exceeded max depth") {
+		r.answerError(t.id, -32600, fmt.Sprintf("invalid request: JSON nested deeper than %d levels (at byte %d); cgcat reads requests nested at most that deep, and this one was not run", maxJSONDepth, at))
+	} else {
+		r.answerError(t.id, -32700, fmt.Sprintf("parse error at byte %d: %v; this request was not run", at, err))
+	}
+	r.pending = nil
+}
+
+// maxJSONDepth is encoding/json's nesting limit (mcp-go parses with it).
+const maxJSONDepth = 10000
+
+// answerBook counts the requests handed to mcp-go and not answered yet.
+type answerBook struct {
+	mu   sync.Mutex
+	open map[string]int // by idKey
+	n    int
+	idle chan struct{} // closed while n == 0
+}
+
+func newAnswerBook() *answerBook {
+	b := &answerBook{open: map[string]int{}, idle: make(chan struct{})}
+	close(b.idle)
+	return b
+}
+
+func (b *answerBook) asked(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n == 0 {
+		b.idle = make(chan struct{})
+	}
+	b.open[key]++
+	b.n++
+}
+
+// saw books the answer a written message is (a response: an id, a result
+// or an error, and no method).
+func (b *answerBook) saw(p []byte) {
+	b.mu.Lock()
+	none := b.n == 0
+	b.mu.Unlock()
+	if none {
+		return
+	}
+	t := scanTop(bytes.TrimRight(p, "\r\n"))
+	if t.method || !t.response || t.id == nil {
+		return
+	}
+	b.answered(idKey(t.id))
+}
+
+// answered books one answer (or a cancellation) for key.
+func (b *answerBook) answered(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open[key] == 0 {
+		return
+	}
+	if b.open[key]--; b.open[key] == 0 {
+		delete(b.open, key)
+	}
+	if b.n--; b.n == 0 {
+		close(b.idle)
+	}
+}
+
+// wait waits until every request booked was answered, at most d.
+func (b *answerBook) wait(d time.Duration) {
+	b.mu.Lock()
+	idle := b.idle
+	b.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
 }
 
 type rpcError struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // readAll reads everything BoundStdio lets through and what it answered.
@@ -144,4 +145,53 @@ func (m *runtimeMem) read() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m.totalAlloc = ms.TotalAlloc
+}
+
+// The end of input waits for the answers to the requests handed out, and
+// not for those the client cancelled (notifications/cancelled: it waits
+// for no answer); lines that are not requests are not waited for.
+func TestBoundStdioEOFWaitsForAnswers(t *testing.T) {
+	old := DrainLimit
+	DrainLimit = 10 * time.Minute // longer than the hang detector below
+	defer func() { DrainLimit = old }()
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"two"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"
+	var out bytes.Buffer
+	r, w := BoundStdio(strings.NewReader(in), &out, 1<<20)
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, r)
+		close(eof)
+	}()
+	// Answers come after the requests were read (as with mcp-go): wait
+	// until the reader has booked them all and holds back the end.
+	book := r.(*boundedReader).book
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		book.mu.Lock()
+		n := book.n
+		book.mu.Unlock()
+		if n == 1 {
+			break // request 1; "two" was cancelled
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader booked %d requests, want 1", n)
+		}
+	}
+	// mcp-go's own notification and an answer to another id do not count.
+	w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"))
+	w.Write([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n"))
+	select {
+	case <-eof:
+		t.Fatal("end of input before request 1 was answered")
+	default:
+	}
+	w.Write([]byte(`{"jsonrpc":"2.0","id":1.0,"result":{"content":[]}}` + "\n"))
+	select {
+	case <-eof:
+	case <-time.After(time.Minute):
+		t.Fatal("end of input still held back after every request not cancelled was answered")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ func newCompletionCommand(_ *globalOptions) *cobra.Command {
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script (commands, flags, hosts, languages, project ids)",
 		Long: `Print the completion script for a shell. Besides commands and flags it completes
-the hosts of install and uninstall (codex, opencode, claude, gemini), instructions --lang
+the hosts of install and uninstall (` + strings.Join(hostconfig.Hosts, ", ") + `), instructions --lang
 (en, zh), and the project ids of resolve and forget (with each project's name), asked of
 the catalog the way ` + "`cgcat projects`" + ` asks it: only projects this configuration
 shares are ever offered, and completing never scans.
@@ -73,7 +74,9 @@ func addCompletions(root *cobra.Command, g *globalOptions) {
 		case "install", "uninstall":
 			cmd.ValidArgsFunction = completeHosts
 		case "resolve":
-			cmd.ValidArgsFunction = completeProjectIDs(g, 1)
+			cmd.ValidArgsFunction = completeIDsOrNames(g)
+		case "path", "show":
+			cmd.ValidArgsFunction = completeIDsOrNames(g)
 		case "forget":
 			cmd.ValidArgsFunction = completeProjectIDs(g, -1)
 		case "projects":
@@ -123,23 +126,64 @@ func completeProjectIDs(g *globalOptions, n int) cobra.CompletionFunc {
 	}
 }
 
+// completeIDsOrNames completes the one NAME|ID of resolve, path and show:
+// ids (with each project's name and path) for a word that is empty or
+// starts like an id, names for any other word (what people type:
+// `resolve tiny<TAB>`).
+func completeIDsOrNames(g *globalOptions) cobra.CompletionFunc {
+	ids, names := completeProjectIDs(g, 1), completeProjectNames(g)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if toComplete == "" || strings.HasPrefix("cg_", toComplete) || strings.HasPrefix(toComplete, "cg_") {
+			return ids(cmd, args, toComplete)
+		}
+		return names(cmd, args, toComplete)
+	}
+}
+
 // completeProjectNames offers the names of the shared projects as a
-// query.
+// query: every form a search finds a project by exactly — its name, its
+// package names, their unscoped form or last path element, its
+// directory's name — that starts with the word typed (case aside), so
+// `projects ord<TAB>` offers order-sdk for @acme/order-sdk. Shells keep
+// only the values that start with the typed word, so that is what is
+// offered.
 func completeProjectNames(g *globalOptions) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		seen := map[string]bool{}
 		var out []cobra.Completion
+		prefix := strings.ToLower(toComplete)
 		for _, p := range completionProjects(cmd.Context(), g) {
-			name := oneLine(p.Name)
-			if name == "" || seen[name] || !strings.HasPrefix(strings.ToLower(name), strings.ToLower(toComplete)) {
-				continue
+			for _, form := range nameForms(p) {
+				form = oneLine(form)
+				if form == "" || seen[form] || strings.ContainsAny(form, " ") || !strings.HasPrefix(strings.ToLower(form), prefix) {
+					continue
+				}
+				seen[form] = true
+				out = append(out, cobra.Completion(form))
 			}
-			seen[name] = true
-			out = append(out, cobra.Completion(name))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// nameForms are the words that name p exactly (see names in pick.go).
+func nameForms(p server.Project) []string {
+	forms := []string{p.Name, lastElement(p.Name)}
+	for _, pk := range p.Packages {
+		forms = append(forms, pk, lastElement(pk))
+	}
+	if p.ProjectPath != nil {
+		forms = append(forms, filepath.Base(*p.ProjectPath))
+	}
+	return forms
+}
+
+// lastElement is a name without its scope or path: @acme/x and
+// example.com/x are x, org.acme:x is x.
+func lastElement(s string) string { return s[strings.LastIndexAny(s, ":/")+1:] }
 
 // maxCompletionPages bounds how much of the catalog one completion reads
 // (pages of server.MaxLimit projects).

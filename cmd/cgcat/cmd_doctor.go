@@ -38,10 +38,12 @@ information), with the fix under every problem:
   store       the catalog opens; format, records by availability, last scan pass, coverage gaps
   leases      who holds scan.lease (and projector.lease)
   gbrain      the configured connection, when gbrain.enabled
-  codex       for each host that has cgcat's entry: the entry is started exactly as the
-  opencode    host starts it, with a real MCP handshake and tools/list; CodeGraph's own
-  claude      entry is found and started (codegraph_explore must take projectPath, else
-  gemini      backend_incompatible); and whether calls will ask for approval
+  HOST        for each host (` + "`" + `cgcat install` + "`" + `'s hosts) that has cgcat's entry: the entry is
+              started exactly as the host starts it, with a real MCP handshake and
+              tools/list; the host's tool filters; CodeGraph's own entry is found and
+              started (codegraph_explore must take projectPath, else backend_incompatible;
+              over HTTP, whether it can see this machine's paths); and whether calls will
+              ask for approval, or that doctor could not tell
 
 --json prints the same report as one JSON object. The exit status is 1 when something
 is broken.`,
@@ -51,7 +53,7 @@ is broken.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.name, "name", hostconfig.DefaultName, "server name of cgcat's entry in the host configs")
-	cmd.Flags().StringVar(&o.project, "project", "", "also check DIR/opencode.json(c), an OpenCode project config")
+	cmd.Flags().StringVar(&o.project, "project", "", "also check the project config in DIR of the hosts that read one (OpenCode's opencode.json(c))")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -82,8 +84,8 @@ func runDoctor(ctx context.Context, g *globalOptions, o *doctorOptions, out, _ i
 	inputs := hostInputs(o)
 	var withConfig []string
 	for _, in := range inputs {
-		if _, err := os.Stat(in.File); in.FileErr == nil && err == nil {
-			withConfig = append(withConfig, in.Host)
+		if _, err := os.Stat(in.File); in.FileErr == nil && err == nil && in.Dir == "" {
+			withConfig = append(withConfig, in.Host.Name)
 		}
 	}
 	versions := startHostVersions(ctx, o.versionTimeout, withConfig)
@@ -110,10 +112,10 @@ func runDoctor(ctx context.Context, g *globalOptions, o *doctorOptions, out, _ i
 	}
 	for _, in := range inputs {
 		in.CfgPath = cfgPath
-		in.Version = versions.get(in.Host)
-		title := in.Host
+		in.Version = versions.get(in.Host.Name)
+		title := in.Host.Name
 		if in.Dir != "" {
-			title = "opencode project " + o.project
+			title = in.Host.Name + " project " + o.project
 			in.Version = ""
 		}
 		r.Add(title, doctor.Host(ctx, in))
@@ -131,31 +133,33 @@ func runDoctor(ctx context.Context, g *globalOptions, o *doctorOptions, out, _ i
 	return nil
 }
 
-// hostInputs says where every host keeps its files (and the OpenCode
-// project file with --project).
+// hostInputs says where every host keeps its files (and the project file
+// with --project, for the hosts that read one).
 func hostInputs(o *doctorOptions) []doctor.HostInput {
 	environ := os.Environ()
+	env := hostEnv()
 	var ins []doctor.HostInput
-	add := func(host, project string) {
-		in := doctor.HostInput{Host: host, Title: hostTitle(host), Name: o.name, Environ: environ, Dir: project, CgcatVersion: version,
-			Install: "cgcat install " + host}
+	add := func(h *hostconfig.Host, project string) {
+		in := doctor.HostInput{Host: h, Env: env, Name: o.name, Environ: environ, Dir: project, CgcatVersion: version,
+			Install: "cgcat install " + h.Name}
 		if project != "" {
 			in.Install += " --project " + project
 		}
-		in.File, _, in.FileErr = hostFile(host, project)
-		switch host {
-		case hostClaude:
-			_, in.AllowFile, _ = claudeFiles()
-		case hostGemini:
-			_, in.AllowFile, _ = geminiFiles(o.name)
+		in.File, _, in.FileErr = hostFile(h, env, project)
+		if h.Allow != nil {
+			in.AllowFile, _ = h.Allow.File(env, o.name)
 		}
 		ins = append(ins, in)
 	}
-	for _, h := range hostconfig.Hosts {
+	for _, h := range hostconfig.All() {
 		add(h, "")
 	}
 	if o.project != "" {
-		add(hostOpenCode, o.project)
+		for _, h := range hostconfig.All() {
+			if h.Project {
+				add(h, o.project)
+			}
+		}
 	}
 	return ins
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cgcat/cgcat/gbrain"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/spf13/cobra"
@@ -33,13 +35,15 @@ type forgetReport struct {
 	DryRun    bool        `json:"dryRun"`
 	Forgotten []forgotten `json:"forgotten"`
 	Unknown   []string    `json:"unknown,omitempty"`
+	// gbrain: GBrain is on, so the removed records' cards are taken back.
+	gbrain bool
 }
 
 func newForgetCommand(g *globalOptions) *cobra.Command {
 	o := &forgetOptions{}
 	cmd := &cobra.Command{
 		Use:   "forget ID...",
-		Short: "Remove records from the catalog (their GBrain cards are taken back on the next sync)",
+		Short: "Remove records from the catalog (with GBrain on, their cards are taken back on the next sync)",
 		Long: "Remove the records with these project ids. A forgotten id then resolves as unknown_project. " +
 			"A project that is still on disk is found again by the next scan, under a new id.",
 		Args: cobra.MinimumNArgs(1),
@@ -57,15 +61,15 @@ func newPruneCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove records that have been missing for a while",
-		Long: "Remove every record confirmed missing for longer than --missing-for (a Go duration such as 720h; " +
-			"0s removes every missing record; default: discovery.retainMissingDays). Inaccessible records " +
-			"(an offline volume, no permission) are never pruned.",
+		Long: "Remove every record confirmed missing for longer than --missing-for (days like the config's " +
+			"discovery.retainMissingDays, 3d, or a Go duration such as 72h or 1d12h; 0 removes every missing record; " +
+			"default: discovery.retainMissingDays). Inaccessible records (an offline volume, no permission) are never pruned.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPrune(cmd.Context(), g, o, cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&o.missingFor, "missing-for", "", "how long a record must have been missing (Go duration, e.g. 720h; 0s = all missing)")
+	cmd.Flags().StringVar(&o.missingFor, "missing-for", "", "how long a record must have been missing (3d, 72h, 1d12h; 0 = all missing)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would be removed; change nothing")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
@@ -113,9 +117,9 @@ func runPrune(ctx context.Context, g *globalOptions, o *forgetOptions, out io.Wr
 	}
 	age := time.Duration(cfg.Discovery.RetainMissingDays) * 24 * time.Hour
 	if o.missingFor != "" {
-		d, err := time.ParseDuration(o.missingFor)
-		if err != nil || d < 0 {
-			return &exitError{code: 2, err: fmt.Errorf("--missing-for %q is not a duration; write e.g. 720h (30 days) or 0s (every missing record)", o.missingFor)}
+		d, err := parseAge(o.missingFor)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--missing-for %q is not a duration; write days like the config (30d), hours (72h), both (1d12h), or 0 (every missing record)", local.Printable(o.missingFor))}
 		}
 		age = d
 	}
@@ -129,6 +133,32 @@ func runPrune(ctx context.Context, g *globalOptions, o *forgetOptions, out io.Wr
 	return printForget(out, rep, o.json)
 }
 
+// parseAge reads --missing-for: whole days ("3d", as the config counts
+// discovery.retainMissingDays), a Go duration ("72h", "90m"), days then
+// a duration ("1d12h"), or "0". Negative ages are refused.
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.ParseUint(s[:i], 10, 16)
+		if err != nil {
+			return 0, err
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+		if s == "" {
+			return days, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("not a duration: %q", s)
+	}
+	return days + d, nil
+}
+
 // removeRecords forgets every record match picks, in one batch.
 func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match func(*local.Project) bool) (*forgetReport, error) {
 	cfg, err := g.loadConfig()
@@ -139,7 +169,7 @@ func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match fun
 	if err != nil {
 		return nil, err
 	}
-	rep := &forgetReport{DryRun: dryRun, Forgotten: []forgotten{}}
+	rep := &forgetReport{DryRun: dryRun, Forgotten: []forgotten{}, gbrain: cfg.GBrain.Enabled}
 	err = st.Update(ctx, func(tx *store.Tx) error {
 		var picked []*local.Project
 		if err := tx.Reader.Projects(func(p *local.Project) error {
@@ -197,8 +227,10 @@ func printForget(out io.Writer, rep *forgetReport, asJSON bool) error {
 	switch {
 	case len(rep.Forgotten) == 0 && len(rep.Unknown) == 0:
 		fmt.Fprintln(out, "nothing to forget")
+	case len(rep.Forgotten) > 0 && !rep.DryRun && rep.gbrain:
+		fmt.Fprintf(out, "%d record(s) removed; their GBrain cards are taken back on the next sync\n", len(rep.Forgotten))
 	case len(rep.Forgotten) > 0 && !rep.DryRun:
-		fmt.Fprintf(out, "%d record(s) removed; their GBrain cards are taken back on the next sync (if GBrain is on)\n", len(rep.Forgotten))
+		fmt.Fprintf(out, "%d record(s) removed\n", len(rep.Forgotten))
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Host names accepted by install, uninstall and doctor.
+// Host names, for the tests that drive one host.
 const (
 	hostCodex    = hostconfig.Codex
 	hostOpenCode = hostconfig.OpenCode
@@ -45,17 +45,11 @@ type installOptions struct {
 func newInstallCommand(g *globalOptions) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "install codex|opencode|claude|gemini",
-		Short: "Add cgcat's MCP server entry to Codex, OpenCode, Claude Code or Gemini CLI (backup first; --dry-run shows the diff)",
+		Use:   "install " + strings.Join(hostconfig.Hosts, "|"),
+		Short: "Add cgcat's MCP server entry to " + hostTitles() + " (backup first; --dry-run shows the diff)",
 		Long: `Add (or update) only cgcat's own MCP server entry in the host's user configuration:
 
-  codex     $CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]
-  opencode  the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode
-            (default ~/.config/opencode), or in --project DIR: mcp.NAME
-  claude    Claude Code's user MCP servers: ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json),
-            mcpServers.NAME, as "claude mcp add --scope user" writes it
-  gemini    Gemini CLI's ~/.gemini/settings.json (or $GEMINI_CLI_HOME/.gemini): mcpServers.NAME
-
+` + hostFilesHelp() + `
 The entry starts this cgcat binary by its absolute path with "serve --config ABS",
 where ABS is the config file in use (--config, $CGCAT_CONFIG or the default); the
 config file must exist. When the host already has CodeGraph's own MCP server
@@ -63,7 +57,8 @@ config file must exist. When the host already has CodeGraph's own MCP server
 "--codegraph-server NAME" so answers name the server the agent can call; install
 starts CodeGraph's entry and checks that it offers codegraph_explore with projectPath.
 Comments, other servers and settings are kept; a timestamped backup is written first
-and the file is replaced atomically. An existing entry with different settings is
+(into $XDG_STATE_HOME/cgcat/backups/HOST, default ~/.local/state/cgcat/backups/HOST,
+keeping the last 5 of each file) and the file is replaced atomically. An existing entry with different settings is
 shown and replaced only with --force.
 
 Claude Code and Gemini CLI ignore the tools' readOnlyHint and ask before every call
@@ -96,10 +91,12 @@ paths, for merging by hand, and writes nothing.`,
 func newUninstallCommand(g *globalOptions) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "uninstall codex|opencode|claude|gemini",
-		Short: "Remove cgcat's MCP server entry from Codex, OpenCode, Claude Code or Gemini CLI (backup first)",
-		Long:  "Remove only the entry named --name (default codegraph-catalog) from the host's configuration file, after a timestamped backup, and the allow rule --allow-tools wrote (Claude Code's two permissions.allow entries, Gemini CLI's policy file). Everything else in the file is kept byte for byte.",
-		Args:  cobra.ExactArgs(1),
+		Use:   "uninstall " + strings.Join(hostconfig.Hosts, "|"),
+		Short: "Remove cgcat's MCP server entry from " + hostTitles() + " (backup first)",
+		Long: "Remove only the entry named --name (default codegraph-catalog) from the host's configuration file, after a timestamped backup, " +
+			"and the allow rule --allow-tools wrote (Claude Code's two permissions.allow entries, Gemini CLI's policy file). Everything else in the file " +
+			"is kept byte for byte. A file or folder that install created and that holds nothing else any more is removed.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUninstall(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -111,35 +108,65 @@ func newUninstallCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// hostTitle is the host's display name.
-func hostTitle(host string) string {
-	switch host {
-	case hostCodex:
-		return "Codex"
-	case hostClaude:
-		return "Claude Code"
-	case hostGemini:
-		return "Gemini CLI"
+// hostTitle is the display name of the host called name.
+func hostTitle(name string) string {
+	if h, ok := hostconfig.ByName(name); ok {
+		return h.Title
 	}
-	return "OpenCode"
+	return name
 }
 
-func checkHost(host string, o *installOptions) error {
-	switch host {
-	case hostCodex, hostClaude, hostGemini:
-		if o.project != "" {
-			return &exitError{code: 2, err: fmt.Errorf("--project is for opencode only: cgcat writes %s's user config", hostTitle(host))}
+// hostFilesHelp is one line (or two) per host: the file install edits.
+func hostFilesHelp() string {
+	var b strings.Builder
+	for _, h := range hostconfig.All() {
+		fmt.Fprintf(&b, "  %-9s %s\n", h.Name, strings.ReplaceAll(h.FileHelp, "\n", "\n            "))
+	}
+	return b.String()
+}
+
+// hostTitles lists every host's display name: "Codex, OpenCode or Cursor".
+func hostTitles() string {
+	var t []string
+	for _, h := range hostconfig.All() {
+		t = append(t, h.Title)
+	}
+	if len(t) < 2 {
+		return strings.Join(t, "")
+	}
+	return strings.Join(t[:len(t)-1], ", ") + " or " + t[len(t)-1]
+}
+
+// namesOf lists the names of the hosts that ok accepts: "claude, gemini".
+func namesOf(ok func(*hostconfig.Host) bool) string {
+	var n []string
+	for _, h := range hostconfig.All() {
+		if ok(h) {
+			n = append(n, h.Name)
 		}
-	case hostOpenCode:
-	case "":
-		return &exitError{code: 2, err: errors.New("name the host: codex, opencode, claude or gemini")}
-	default:
-		return &exitError{code: 2, err: fmt.Errorf("unknown host %q: use codex, opencode, claude or gemini", host)}
 	}
-	if o.allowTools && (host == hostCodex || host == hostOpenCode) {
-		return &exitError{code: 2, err: fmt.Errorf("--allow-tools is for claude and gemini: %s", promptPolicy(host))}
+	return strings.Join(n, ", ")
+}
+
+// lookupHost returns the host called name, refusing the flags it does not
+// take.
+func lookupHost(name string, o *installOptions) (*hostconfig.Host, error) {
+	if name == "" {
+		return nil, &exitError{code: 2, err: errors.New("name the host: " + hostconfig.NameList())}
 	}
-	return nil
+	h, ok := hostconfig.ByName(name)
+	if !ok {
+		return nil, &exitError{code: 2, err: fmt.Errorf("unknown host %q: use %s", name, hostconfig.NameList())}
+	}
+	if o.project != "" && !h.Project {
+		return nil, &exitError{code: 2, err: fmt.Errorf("--project is for %s only: cgcat writes %s's user config",
+			namesOf(func(h *hostconfig.Host) bool { return h.Project }), h.Title)}
+	}
+	if o.allowTools && h.Allow == nil {
+		return nil, &exitError{code: 2, err: fmt.Errorf("--allow-tools is for %s: %s",
+			namesOf(func(h *hostconfig.Host) bool { return h.Allow != nil }), h.PromptPolicy)}
+	}
+	return h, nil
 }
 
 // cgcatExecutable is the absolute path of the running cgcat binary with
@@ -192,24 +219,12 @@ func installConfigPath(g *globalOptions) (path string, cfg *config.Config, err e
 	return path, cfg, nil
 }
 
-// hostEdits are a host's pure edit functions.
-func hostEdits(host string) (upsert func([]byte, hostconfig.Entry, bool) ([]byte, bool, error), remove func([]byte, string) ([]byte, bool, error)) {
-	switch host {
-	case hostCodex:
-		return hostconfig.UpsertCodex, hostconfig.RemoveCodex
-	case hostClaude:
-		return hostconfig.UpsertClaude, hostconfig.RemoveClaude
-	case hostGemini:
-		return hostconfig.UpsertGemini, hostconfig.RemoveGemini
-	}
-	return hostconfig.UpsertOpenCode, hostconfig.RemoveOpenCode
-}
-
-func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
+func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name string, out, errOut io.Writer) error {
 	if o.print {
-		return runInstallPrint(g, o, host, out, errOut)
+		return runInstallPrint(g, o, name, out, errOut)
 	}
-	if err := checkHost(host, o); err != nil {
+	h, err := lookupHost(name, o)
+	if err != nil {
 		return err
 	}
 	cfgPath, cfg, err := installConfigPath(g)
@@ -227,15 +242,15 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host s
 		return &exitError{code: 1, err: err}
 	}
 	e := hostconfig.Entry{Name: o.name, Command: exe, ConfigPath: cfgPath}
-
-	path, exists, err := hostFile(host, o.project)
+	env := hostEnv()
+	path, exists, err := hostFile(h, env, o.project)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	shown := local.Printable(path)
-	if host == hostOpenCode && o.project == "" {
-		if oc := os.Getenv("OPENCODE_CONFIG"); oc != "" {
-			fmt.Fprintf(errOut, "cgcat: note: $OPENCODE_CONFIG is set (%s); OpenCode merges that file too, cgcat edits %s\n", local.Printable(oc), shown)
+	if h.ConfigNote != nil {
+		if note := h.ConfigNote(env, o.project); note != "" {
+			fmt.Fprintf(errOut, "cgcat: note: %s; cgcat edits %s\n", local.Printable(note), shown)
 		}
 	}
 	var before []byte
@@ -244,26 +259,30 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host s
 			return &exitError{code: 1, err: err}
 		}
 	}
-	// CodeGraph's own entry in the same file: its name goes into ours.
-	native, nativeFound := findNativeCodeGraph(host, before)
-	if !nativeFound && host == hostOpenCode && o.project != "" {
-		// A project file is merged over the global one: CodeGraph may be there.
-		if global, ok, _ := hostFile(host, ""); ok {
-			src, _ := os.ReadFile(global)
-			native, nativeFound = findNativeCodeGraph(host, src)
+	servers, native, nativeFound := findNativeCodeGraph(h, before)
+	if !nativeFound && o.project != "" {
+		// A project file is merged over the user's: CodeGraph may be there.
+		if user, ok, _ := hostFile(h, env, ""); ok {
+			src, _ := os.ReadFile(user)
+			if _, n, ok := findNativeCodeGraph(h, src); ok {
+				servers, native, nativeFound = append(servers, n), n, true
+			}
 		}
 	}
 	if nativeFound {
 		e.CodeGraphServer = native.Name
 	}
-	upsert, _ := hostEdits(host)
-	after, changed, err := upsert(before, e, o.force)
+	var missing []string // what the upsert adds around the entry
+	if !h.SnippetTOML {
+		missing = hostconfig.MissingPath(before, []string{h.ServersKey})
+	}
+	after, changed, err := h.Upsert(before, e, o.force)
 	var conflict *hostconfig.ConflictError
 	if errors.As(err, &conflict) && o.dryRun {
 		// Show what --force would do, and say that it needs --force.
 		fmt.Fprintf(out, "%s already has an MCP server named %q with different settings:\n%s\n\n",
 			shown, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
-		forced, _, ferr := upsert(before, e, true)
+		forced, _, ferr := h.Upsert(before, e, true)
 		if ferr != nil {
 			return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, ferr)}
 		}
@@ -283,7 +302,10 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host s
 	case o.dryRun:
 		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
 	default:
-		backup, err := writeHostFile(host, path, after, o)
+		backup, err := writeHostFile(h, path, after, o)
+		if err == nil {
+			err = recordKey(h, path, []string{h.ServersKey}, missing)
+		}
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -291,26 +313,33 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, host s
 		fmt.Fprintf(out, "  command: %s\n", commandLine(e))
 		printBackup(out, backup)
 	}
-	allowChanged, err := installAllowRules(host, o, out)
+	allowChanged, err := installAllowRules(h, env, o, out)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	reportNativeCodeGraph(ctx, host, path, native, nativeFound, !o.dryRun, out)
+	broken := reportNativeCodeGraph(ctx, h, path, servers, e, !o.dryRun, out)
 	if o.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was written")
 		return nil
 	}
 	if changed || allowChanged {
-		fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", hostTitle(host))
+		fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", h.Title)
+	}
+	if broken {
+		// The entry asked for is written (exit 0); the problem is the
+		// host's other entry, and doctor reports it with the same ✗.
+		fmt.Fprintf(out, "cgcat's entry is in place, but agents cannot read code until the problem above is fixed; `cgcat doctor` reports it (✗) until then\n")
 	}
 	return nil
 }
 
-func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host string, out, _ io.Writer) error {
-	if err := checkHost(host, o); err != nil {
+func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, name string, out, _ io.Writer) error {
+	h, err := lookupHost(name, o)
+	if err != nil {
 		return err
 	}
-	path, exists, err := hostFile(host, o.project)
+	env := hostEnv()
+	path, exists, err := hostFile(h, env, o.project)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -323,8 +352,7 @@ func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host s
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		_, remove := hostEdits(host)
-		after, ch, err := remove(before, o.name)
+		after, ch, err := h.Remove(before, o.name)
 		if err != nil {
 			return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, err)}
 		}
@@ -335,15 +363,12 @@ func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host s
 		case o.dryRun:
 			fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, after))
 		default:
-			backup, err := writeHostFile(host, path, after, o)
-			if err != nil {
+			if err := removeEntry(h, path, after, o, out); err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			fmt.Fprintf(out, "removed MCP server %q from %s\n", o.name, shown)
-			printBackup(out, backup)
 		}
 	}
-	allowChanged, err := uninstallAllowRules(host, o, out)
+	allowChanged, err := uninstallAllowRules(h, env, o, out)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -351,35 +376,70 @@ func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, host s
 		fmt.Fprintln(out, "dry run: nothing was written")
 		return nil
 	}
+	if err := removeCreatedDirs(h, out); err != nil {
+		return &exitError{code: 1, err: err}
+	}
 	if changed || allowChanged {
-		fmt.Fprintf(out, "next: restart %s and start a new session\n", hostTitle(host))
+		fmt.Fprintf(out, "next: restart %s and start a new session\n", h.Title)
 	}
 	return nil
 }
 
+// removeEntry writes the host file without cgcat's entry, or removes the
+// file when install created it and nothing else is in it now.
+func removeEntry(h *hostconfig.Host, path string, after []byte, o *installOptions, out io.Writer) error {
+	shown := local.Printable(path)
+	if !h.SnippetTOML {
+		after = pruneRecorded(h, path, []string{h.ServersKey}, after)
+	}
+	if wasCreated(h, path) && h.Leftover != nil && h.Leftover(after) {
+		backup, err := removeCreatedFile(h, path, o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "removed MCP server %q and %s, which cgcat's install had created and which holds nothing else\n", o.name, shown)
+		printBackup(out, backup)
+		return nil
+	}
+	backup, err := writeHostFile(h, path, after, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "removed MCP server %q from %s\n", o.name, shown)
+	printBackup(out, backup)
+	return nil
+}
+
 // writeHostFile creates the host's config directory when needed (never a
-// project directory), writes with a backup, and reads the file back.
-func writeHostFile(host, path string, data []byte, o *installOptions) (backup string, err error) {
+// project directory) and records what it created, writes with a backup
+// into the host's backup folder, and reads the file back.
+func writeHostFile(h *hostconfig.Host, path string, data []byte, o *installOptions) (backup string, err error) {
 	dir := filepath.Dir(path)
 	if o.project == "" {
-		perm := fs.FileMode(0o755)
-		if host != hostOpenCode {
-			perm = 0o700 // Codex, Claude Code and Gemini CLI keep credentials there
-		}
-		if err := os.MkdirAll(dir, perm); err != nil {
+		created, err := mkdirRecorded(dir, h.DirMode)
+		if err != nil {
 			return "", fmt.Errorf("create %s: %w", dir, err)
 		}
+		if err := recordCreated(h, created, nil); err != nil {
+			return "", err
+		}
 	}
+	_, statErr := os.Lstat(path)
 	now := time.Now
 	if o.now != nil {
 		now = o.now
 	}
-	backup, err = hostconfig.WriteWithBackup(path, data, now())
+	backup, err = hostconfig.WriteWithBackup(path, data, now(), backupsOf(h))
 	if err != nil {
 		if backup != "" {
 			return backup, fmt.Errorf("%s: %w (the original is unchanged; a backup is at %s)", path, err, backup)
 		}
 		return "", fmt.Errorf("%s: %w (the original is unchanged)", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		if err := recordCreated(h, nil, []string{path}); err != nil {
+			return backup, err
+		}
 	}
 	got, err := os.ReadFile(path)
 	if err != nil {
@@ -396,7 +456,7 @@ func printBackup(out io.Writer, backup string) {
 		fmt.Fprintln(out, "  backup:  none (the file is new)")
 		return
 	}
-	fmt.Fprintf(out, "  backup:  %s\n", backup)
+	fmt.Fprintf(out, "  backup:  %s\n", local.Printable(backup))
 }
 
 // commandLine shows the entry's command as a host runs it.
@@ -410,11 +470,14 @@ func indent(s, prefix string) string {
 
 // runInstallPrint prints the host snippets (R24) with real
 // absolute paths; it writes nothing.
-func runInstallPrint(g *globalOptions, o *installOptions, host string, out, errOut io.Writer) error {
-	if host != "" {
-		if err := checkHost(host, o); err != nil {
+func runInstallPrint(g *globalOptions, o *installOptions, name string, out, errOut io.Writer) error {
+	hosts := hostconfig.All()
+	if name != "" {
+		h, err := lookupHost(name, o)
+		if err != nil {
 			return err
 		}
+		hosts = []*hostconfig.Host{h}
 	}
 	cfgPath, _, err := installConfigPath(g)
 	if err != nil {
@@ -430,26 +493,21 @@ func runInstallPrint(g *globalOptions, o *installOptions, host string, out, errO
 		return &exitError{code: 1, err: err}
 	}
 	e := hostconfig.Entry{Name: o.name, Command: exe, ConfigPath: cfgPath}
-	for i, h := range hostconfig.Hosts {
-		if host != "" && h != host {
-			continue
-		}
-		if i > 0 && host == "" {
+	env := hostEnv()
+	for i, h := range hosts {
+		if i > 0 {
 			fmt.Fprintln(out)
 		}
 		where := "its config file"
-		if p, _, err := hostFile(h, o.project); err == nil {
+		if p, _, err := hostFile(h, env, o.project); err == nil {
 			where = local.Printable(p)
 		}
-		switch h {
-		case hostCodex:
-			fmt.Fprintf(out, "# Codex: add to %s (or run `cgcat install codex`)\n", where)
-		case hostOpenCode:
-			fmt.Fprintf(out, "// OpenCode: merge into the \"mcp\" object of %s (or run `cgcat install opencode`)\n", where)
-		default:
-			fmt.Fprintf(out, "// %s: merge into the \"mcpServers\" object of %s (or run `cgcat install %s`)\n", hostTitle(h), where, h)
+		comment := "//"
+		if h.SnippetTOML {
+			comment = "#"
 		}
-		fmt.Fprint(out, hostconfig.Snippet(h, e))
+		fmt.Fprintf(out, "%s %s: %s (or run `cgcat install %s`)\n", comment, h.Title, fmt.Sprintf(h.SnippetWhere, where), h.Name)
+		fmt.Fprint(out, hostconfig.Snippet(h.Name, e))
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/cgcat/cgcat/local/store"
 
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/server"
@@ -12,26 +15,52 @@ import (
 
 type resolveOptions struct {
 	expect int
-	json   bool
+	json   jsonFlag
 }
 
 func newResolveCommand(g *globalOptions) *cobra.Command {
 	o := &resolveOptions{}
 	cmd := &cobra.Command{
-		Use:   "resolve ID",
+		Use:   "resolve ID|NAME",
 		Short: "Current path and state of a project id, exactly as local_codegraph_resolve answers",
 		Long: "Show the current path and state of a project id (cg_ followed by 16 letters and digits) from an earlier answer, " +
-			"an old session or a GBrain card. `cgcat projects` shows the ids. The exit status is 0 when the project is " +
-			"there, 3 when the id is unknown, its project is missing or moved, not shared with this configuration, or " +
-			"changed since --expect-revision.",
+			"an old session or a GBrain card, or of the one project a NAME stands for (picked as `cgcat path` picks; " +
+			"exit status 1 with the candidates on stderr when it names no single project). `cgcat projects` shows the ids. The exit status is 0 when the project is " +
+			"there, 3 when the id is unknown, its project is missing or moved, not shared by this configuration, " +
+			"changed since --expect-revision, or on another machine (known here only from its GBrain card), and 1 when " +
+			"cgcat is not set up.",
 		Args: resolveArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runResolve(cmd.Context(), g, o, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			id := args[0]
+			if byName(id) {
+				// A person types names (`cgcat resolve tiny<TAB>`): the one
+				// project a name stands for, picked as `cgcat path` picks.
+				t, err := termOf(g, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				pk, err := pickProject(cmd.Context(), g, id, currentDir(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if pk.project == nil {
+					return notPicked(pk, id, t, cmd.ErrOrStderr())
+				}
+				id = pk.project.ProjectID
+			}
+			return runResolve(cmd.Context(), g, o, id, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().IntVar(&o.expect, "expect-revision", 0, "answer record_changed unless the record is at this revision")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the exact envelope the tool returns")
+	addJSONFlag(cmd.Flags(), &o.json, "print the exact envelope the tool returns")
 	return cmd
+}
+
+// byName reports an argument of resolve that is a name rather than an id:
+// not an id, not shaped like one (cg_…), and not a path (which resolve
+// refuses, as the tool does).
+func byName(arg string) bool {
+	return !store.ValidProjectID(arg) && !strings.HasPrefix(arg, "cg_") && !filepath.IsAbs(arg) && !strings.HasPrefix(arg, "~") && !strings.HasPrefix(arg, ".")
 }
 
 // resolveArgs: exactly one id.
@@ -63,22 +92,46 @@ func runResolve(ctx context.Context, g *globalOptions, o *resolveOptions, id str
 	if err != nil {
 		return err
 	}
-	if o.json {
-		enc := json.NewEncoder(out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(e)
-	} else {
+	return printResolved(out, e, o.json)
+}
+
+// printResolved prints a resolve answer: the detail view, the envelope
+// (--json) or the chosen fields (--json FIELDS); the exit status says
+// whether the project is there.
+func printResolved(out io.Writer, e *server.Envelope, j jsonFlag) error {
+	var err error
+	switch {
+	case j.on && j.fields != nil:
+		err = writeFields(out, e.Projects, j.fields)
+	case j.on:
+		err = writeJSON(out, e)
+	default:
 		_, err = io.WriteString(out, renderResolve(e))
 	}
 	if err != nil {
 		return err
 	}
+	if code := resolveExit(e); code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// resolveExit is the exit status of a resolve answer (the README's table):
+// 0 only when the project is here; 3 when the id is unknown, the project
+// missing or moved, not shared, changed, or another machine's (a
+// historical card: no path here); 1 when cgcat is not set up.
+func resolveExit(e *server.Envelope) int {
 	switch e.Status {
 	case server.StatusOK:
-		return nil
+		for _, p := range e.Projects {
+			if p.Availability == server.AvailabilityHistorical {
+				return exitNotFound
+			}
+		}
+		return exitOK
 	case server.StatusSetupRequired:
-		return &exitError{code: exitFailure}
+		return exitFailure
 	}
-	return &exitError{code: exitNotFound}
+	return exitNotFound
 }

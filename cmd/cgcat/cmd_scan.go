@@ -14,6 +14,7 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/spf13/cobra"
@@ -60,9 +61,9 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	if err != nil {
 		return err
 	}
-	warn(errOut, cfg)
+	warnSetUp(errOut, g, cfg)
 	if !cfg.HasRoots() {
-		return &exitError{code: 2, err: errors.New("no roots to scan: run `cgcat config init --root /ABS/DIR` or pass --root DIR")}
+		return errNotSetUp(g)
 	}
 	logger := newLogger(errOut)
 	cat, _, err := openCatalog(ctx, cfg, config.Fixed(cfg), logger)
@@ -93,9 +94,10 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	pol := catalog.PolicyFrom(cfg)
 	sum.Projects = countVisible(cat, pol)
 	cov, gaps := catalog.Coverage(st, cfg, pol)
-	sum.Coverage, sum.Gaps, sum.GapCount, sum.Queued = string(cov), gaps, len(gaps), st.Queued
+	sum.Coverage, sum.Gaps, sum.GapCount, sum.Queued = string(cov), gaps, finishedGapCount(st, cfg, pol), st.Queued
 	if st.PassRunning {
-		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, visibleGaps(st.PassGaps, pol), len(visibleGaps(st.PassGaps, pol))
+		vis := visibleGaps(st.PassGaps, pol)
+		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, vis, len(vis)+st.PassGapCount-len(st.PassGaps)
 	}
 	el := time.Since(start)
 	sum.ElapsedMs = el.Milliseconds()
@@ -127,6 +129,25 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 // countVisible counts the records this configuration may show: what a
 // person is told never counts what it hides.
 func countVisible(cat *catalog.Catalog, pol catalog.Policy) int { return len(cat.List(pol)) }
+
+// finishedGapCount is how many places the last finished pass did not
+// cover under the current roots, not just the local.MaxGaps kept by path:
+// the listed gaps this view may see, plus those only counted. A pass keeps
+// at most MaxGaps in all, so the gaps past them are counted once (the scan
+// adds them to every root's GapCount, since it cannot tell whose they
+// are). Counted gaps may lie in deny roots: they are not known by path.
+func finishedGapCount(st local.ScanState, cfg *config.Config, pol catalog.Policy) int {
+	listed, unlisted := 0, 0
+	for _, r := range cfg.Discovery.Roots {
+		rc, ok := st.Roots[pathid.Key(r)]
+		if !ok {
+			continue
+		}
+		listed += len(visibleGaps(rc.Gaps, pol))
+		unlisted = max(unlisted, rc.GapCount-len(rc.Gaps))
+	}
+	return listed + unlisted
+}
 
 // visibleGaps drops gaps inside deny roots.
 func visibleGaps(gaps []local.Gap, pol catalog.Policy) []local.Gap {

@@ -19,9 +19,11 @@ func newVersionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print version, commit and build date",
-		Long: "Print the version, the commit and the build date. A release build (`make build`, `make dist`) sets them; " +
-			"a plain `go build` or `go install` from a git checkout takes them from Go's VCS stamping (vcs.revision, " +
-			"vcs.time, vcs.modified), so even a development binary says which commit it was built from.",
+		Long: "Print the version, the commit and the build date. A release build (`make release`) sets them; " +
+			"`go install github.com/cgcat/cgcat/cmd/cgcat@VERSION` reports that module version; a `go build` from a git " +
+			"checkout takes them from Go's build information (the module's pseudo-version, else vcs.revision; vcs.time, " +
+			"vcs.modified), so even a development binary says which commit it was built from. doctor and the MCP " +
+			"serverInfo report the same version.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runVersion(o, currentBuild(), cmd.OutOrStdout())
@@ -42,6 +44,11 @@ type build struct {
 	Arch     string `json:"arch"`
 }
 
+// The version every part of cgcat reports (`cgcat version`, --version,
+// doctor, the MCP serverInfo, host launch checks) is this one string:
+// resolved once, before any command runs, into the variable they all read.
+func init() { version = currentBuild().Version }
+
 // currentBuild is this binary's build.
 func currentBuild() build {
 	info, _ := debug.ReadBuildInfo()
@@ -49,8 +56,10 @@ func currentBuild() build {
 }
 
 // buildOf takes what -ldflags set (release builds) and fills the rest from
-// Go's build information: the module version of `go install …@vX`, and
-// the VCS stamping of a build from a git checkout.
+// Go's build information: the module version (`go install …@vX` gives
+// vX; a build in a git checkout gives a pseudo-version such as
+// v0.0.0-20261201120000-afa4807c1d2e), else the VCS revision ("dev+" and
+// its first 12 hex digits, ".dirty" with uncommitted changes).
 func buildOf(ldVersion, ldCommit, ldDate string, info *debug.BuildInfo) build {
 	b := build{Version: ldVersion, Commit: ldCommit, Date: ldDate, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if info == nil {
@@ -62,9 +71,11 @@ func buildOf(ldVersion, ldCommit, ldDate string, info *debug.BuildInfo) build {
 	if info.GoVersion != "" {
 		b.Go = info.GoVersion
 	}
+	revision := ""
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
+			revision = s.Value
 			if b.Commit == "unknown" {
 				b.Commit = s.Value
 			}
@@ -74,6 +85,12 @@ func buildOf(ldVersion, ldCommit, ldDate string, info *debug.BuildInfo) build {
 			}
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
+		}
+	}
+	if b.Version == "dev" && revision != "" {
+		b.Version = "dev+" + revision[:min(12, len(revision))]
+		if b.Modified {
+			b.Version += ".dirty"
 		}
 	}
 	return b

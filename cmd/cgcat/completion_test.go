@@ -57,10 +57,10 @@ func TestCompletionValues(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "xdg"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(base, "share"))
 	t.Setenv("CGCAT_CONFIG", "")
-	if got := values(complete(t, "install", "")); !slices.Equal(got, []string{"codex", "opencode", "claude", "gemini"}) {
+	if got := values(complete(t, "install", "")); !slices.Equal(got, []string{"codex", "opencode", "claude", "gemini", "cursor"}) {
 		t.Errorf("install hosts: %q", got)
 	}
-	if got := values(complete(t, "uninstall", "c")); !slices.Equal(got, []string{"codex", "claude"}) {
+	if got := values(complete(t, "uninstall", "c")); !slices.Equal(got, []string{"codex", "claude", "cursor"}) {
 		t.Errorf("uninstall c: %q", got)
 	}
 	if got := values(complete(t, "install", "codex", "")); len(got) != 0 {

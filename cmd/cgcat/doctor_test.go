@@ -51,6 +51,7 @@ func writeUserCodeGraph(t *testing.T, e *testEnv, codegraph string) {
 	writeTestFile(t, filepath.Join(e.home, ".claude", "settings.json"), `{"permissions": {"allow": ["mcp__codegraph__*"]}}`)
 	writeTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"), fmt.Sprintf(`{"mcpServers": {"codegraph": {"command": %q, "args": ["serve", "--mcp"], "env": %s}}}`, codegraph, env))
 	writeTestFile(t, filepath.Join(e.home, ".gemini", "policies", "codegraph.toml"), "[[rule]]\nmcpName = \"codegraph\"\ntoolName = \"codegraph_explore\"\ndecision = \"allow\"\npriority = 100\n")
+	writeTestFile(t, filepath.Join(e.home, ".cursor", "mcp.json"), fmt.Sprintf(`{"mcpServers": {"codegraph": {"type": "stdio", "command": %q, "args": ["serve", "--mcp"], "env": %s}}}`, codegraph, env))
 }
 
 func TestDoctorHealthy(t *testing.T) {
@@ -77,17 +78,20 @@ func TestDoctorHealthy(t *testing.T) {
 		"✓ mcpServers.codegraph-catalog in "+filepath.Join(e.home, ".claude.json")+": ",
 		"✓ started as Claude Code starts it: cgcat ",
 		"✓ started as Gemini CLI starts it: cgcat ",
+		"✓ mcpServers.codegraph-catalog in "+filepath.Join(e.home, ".cursor", "mcp.json")+": ",
+		"✓ started as Cursor starts it: cgcat ",
 		"✓ tools: local_codegraph_projects, local_codegraph_resolve (both readOnlyHint)",
 		`✓ CodeGraph's MCP server "codegraph": codegraph 1.6.1 starts and offers codegraph_explore with projectPath`,
-		"✓ approval: Codex runs cgcat's tools without asking",
+		"✓ approval: Codex runs cgcat's tools without asking (local_codegraph_projects: approval mode \"auto\" (the default) and readOnlyHint",
 		"✓ approval: OpenCode runs MCP tools without asking",
 		"✓ approval: Claude Code runs cgcat's tools without asking (permissions.allow mcp__codegraph-catalog__local_codegraph_projects, mcp__codegraph-catalog__local_codegraph_resolve",
 		"✓ approval: Gemini CLI runs cgcat's tools without asking (policy "+filepath.Join(e.home, ".gemini", "policies", "cgcat-codegraph-catalog.toml"),
+		"· approval: not checked: Cursor keeps whether MCP calls ask in its own settings",
 		"summary: all checks passed",
 	)
 	mustNotContain(t, out, "✗", "fix:", "!")
 	for _, n := range []string{"(both readOnlyHint)", "starts and offers codegraph_explore with projectPath"} {
-		if c := strings.Count(out, n); c != 4 {
+		if c := strings.Count(out, n); c != len(hostconfig.Hosts) {
 			t.Fatalf("%q %d times, want once per host:\n%s", n, c, out)
 		}
 	}
@@ -120,7 +124,7 @@ func TestDoctorHealthy(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(titles, ",") != "config,roots,data dir,store,leases,gbrain,codex,opencode,claude,gemini" || rep.Summary != "all checks passed" {
+	if strings.Join(titles, ",") != "config,roots,data dir,store,leases,gbrain,codex,opencode,claude,gemini,cursor" || rep.Summary != "all checks passed" {
 		t.Fatalf("--json sections %v, summary %q", titles, rep.Summary)
 	}
 }
@@ -201,8 +205,8 @@ func TestDoctorBroken(t *testing.T) {
 		"✗ started as OpenCode starts it: the process ended before answering initialize (exit status 3)",
 		"stderr: broken",
 		"      fix: cgcat install opencode --force",
-		`✗ no CodeGraph MCP server (codegraph serve --mcp) in `+filepath.Join(e.opencodeDir(), "opencode.json"),
-		"summary: 5 problem(s)",
+		`! `+filepath.Join(e.opencodeDir(), "opencode.json")+` has no CodeGraph MCP server (codegraph serve --mcp)`,
+		"summary: 4 problem(s)",
 	)
 	// Every ✗ has its fix on the next lines.
 	lines := strings.Split(out, "\n")
@@ -261,7 +265,7 @@ func TestDoctorBackendIncompatible(t *testing.T) {
 		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
 	}
 	mustContain(t, out, `CodeGraph: cgcat's answers name CodeGraph's MCP server "cg" (--codegraph-server cg)`,
-		`warning: CodeGraph's MCP server "cg": backend_incompatible: cgcat dev lists no codegraph_explore`, "fix: upgrade CodeGraph")
+		`problem: CodeGraph's MCP server "cg": backend_incompatible: cgcat dev lists no codegraph_explore`, "fix: upgrade CodeGraph", "`cgcat doctor` reports it (✗)")
 	if args, _ := codexEntry(t, e.codexFile(), "codegraph-catalog")["args"].([]any); len(args) != 5 || args[3] != "--codegraph-server" || args[4] != "cg" {
 		t.Fatalf("entry args = %v", args)
 	}
@@ -282,9 +286,10 @@ func TestDoctorBackendIncompatible(t *testing.T) {
 	})
 	mustContain(t, out, `cgcat's entry names the CodeGraph server \"cg\" but Codex calls it \"code-graph\"`, `"code": "backend_incompatible"`, `"status": "fail"`)
 
-	// No CodeGraph entry at all: a problem with the command that adds it.
+	// No CodeGraph entry at all: a warning (as install says) with the
+	// command that adds it.
 	writeTestFile(t, e.codexFile(), strings.Replace(src, "[mcp_servers.code-graph]\n", "[mcp_servers.other]\n", 1)+"\n")
 	writeTestFile(t, e.codexFile(), strings.ReplaceAll(readTestFile(t, e.codexFile()), `args = ["serve", "--mcp"]`, `args = ["serve"]`))
 	out, _, _ = e.doctor(t, nil)
-	mustContain(t, out, "✗ no CodeGraph MCP server (codegraph serve --mcp) in "+e.codexFile(), "fix: codex mcp add codegraph -- codegraph serve --mcp")
+	mustContain(t, out, "! "+e.codexFile()+" has no CodeGraph MCP server (codegraph serve --mcp)", "fix: codex mcp add codegraph -- codegraph serve --mcp")
 }

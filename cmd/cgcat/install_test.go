@@ -360,8 +360,9 @@ func TestInstallPrintAbsolutePaths(t *testing.T) {
 		`"`+cgcatBin(t)+`",`, `"`+e.cfgPath+`"`)
 	mustNotContain(t, out, link, `"`+rel+`"`, "/ABS/")
 	// The JSON parts are valid JSON by themselves: OpenCode, Claude Code,
-	// Gemini CLI.
-	mustContain(t, out, "// Claude Code: merge into", "// Gemini CLI: merge into", `"alwaysLoad": true`)
+	// Gemini CLI, Cursor.
+	mustContain(t, out, "// Claude Code: merge into", "// Gemini CLI: merge into", `"alwaysLoad": true`,
+		"// Cursor: merge into the \"mcpServers\" object of "+filepath.Join(e.home, ".cursor", "mcp.json"))
 	parts := 0
 	for _, chunk := range strings.Split(out, "\n\n") {
 		i := strings.Index(chunk, "{\n")
@@ -374,8 +375,8 @@ func TestInstallPrintAbsolutePaths(t *testing.T) {
 		}
 		parts++
 	}
-	if parts != 3 {
-		t.Fatalf("%d JSON snippets, want 3:\n%s", parts, out)
+	if parts != 4 {
+		t.Fatalf("%d JSON snippets, want 4:\n%s", parts, out)
 	}
 	for _, p := range []string{e.codexFile(), e.opencodeDir()} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -526,7 +527,7 @@ func TestInstallNamesCodeGraphServer(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	mustContain(t, out, `cgcat's answers name CodeGraph's MCP server "code-graph" (--codegraph-server code-graph)`,
-		`warning: CodeGraph's MCP server "code-graph" does not start`)
+		`problem: CodeGraph's MCP server "code-graph" does not start`)
 	servers, err := hostconfig.ReadServers(hostGemini, []byte(readTestFile(t, filepath.Join(e.home, ".gemini", "settings.json"))))
 	if err != nil {
 		t.Fatal(err)

@@ -25,9 +25,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,10 +45,7 @@ func main() {
 	out := os.Stdout
 	os.Stdout = os.Stderr
 	tuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, out, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(runUntilSignalled(os.Args[1:], os.Stdin, out, os.Stderr))
 }
 
 // tuneGC: a cgcat process keeps little on its heap (the catalog is a
@@ -77,7 +73,7 @@ const (
 	exitOK       = 0 // done; a search that matches nothing is done too
 	exitFailure  = 1 // an error, or not set up yet; doctor: something is broken
 	exitUsage    = 2 // how the command was called: see usagef
-	exitNotFound = 3 // the project id named is unknown, missing or not available
+	exitNotFound = 3 // the project id named is unknown, missing, not available or another machine's
 )
 
 // exitStatusHelp is the exit-status table as `--help` shows it.
@@ -88,7 +84,8 @@ const exitStatusHelp = `Exit status (every command):
   2  usage: an unknown command or flag, a bad flag value, a missing or extra
      argument, or a value cgcat refuses to write (config init --root ~/code)
   3  not found: the project id you named is unknown, missing (moved or
-     deleted), not shared with this configuration, or changed (resolve, forget)`
+     deleted), not shared by this configuration, changed, or on another
+     machine (known only from its GBrain card) (resolve, forget)`
 
 // exitError carries a specific exit code (e.g. doctor's "something is broken").
 type exitError struct {
@@ -114,7 +111,7 @@ func usagef(format string, a ...any) error {
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	root := newRootCommand(in, out, errOut)
-	root.SetArgs(args)
+	root.SetArgs(joinJSONFields(args))
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
@@ -158,13 +155,13 @@ func wantsJSON(cmd *cobra.Command, args []string) bool {
 		return false
 	}
 	if f := cmd.Flags().Lookup("json"); f.Changed {
-		return f.Value.String() == "true"
+		return f.Value.String() != "false" // true, or fields (--json name,projectPath)
 	}
 	for _, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--json" || a == "--json=true" {
+		if v, ok := strings.CutPrefix(a, "--json="); a == "--json" || ok && (v == "true" || isFieldList(v)) {
 			return true
 		}
 	}

@@ -227,10 +227,14 @@ func (e *testEnv) opencodeDir() string {
 	return filepath.Join(e.xdgConfig, "opencode")
 }
 
-// backups lists the cgcat backups next to path.
+// backups lists the cgcat backups of path: in the host folders of the
+// state directory (none may be left next to the file).
 func backups(tb testing.TB, path string) []string {
 	tb.Helper()
-	m, err := filepath.Glob(path + ".cgcat-backup-*")
+	if beside, _ := filepath.Glob(path + ".cgcat-backup-*"); len(beside) > 0 {
+		tb.Fatalf("backups next to the file: %v", beside)
+	}
+	m, err := filepath.Glob(filepath.Join(stateDir(), "backups", "*", filepath.Base(path)+".*"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestProjectsPagingAcrossProcesses(t *testing.T) {
 				t.Fatalf("pages %v\nare not the listing %v", paged, all.ids())
 			}
 			// The text: "N of M", the page, and the command for the next one.
-			out, _, rc = binRun(t, env, append(args, "--limit", "3")...)
+			out, _, rc = binRun(t, env, append(args, "--limit", "3", "-v")...)
 			what := ""
 			if query != nil {
 				what = ` matching "pay gateway"`
@@ -133,7 +133,7 @@ func TestProjectsPagingAcrossProcesses(t *testing.T) {
 			if rc != 0 || strings.Contains(out2, "\n1. ") {
 				t.Fatalf("the printed next-page command gave (exit %d):\n%s", rc, out2)
 			}
-			last, _, _ := binRun(t, env, append(args, "--limit", "3", "--page", "3")...)
+			last, _, _ := binRun(t, env, append(args, "--limit", "3", "--page", "3", "-v")...)
 			mustContain(t, last, "1 of 7 project(s)"+what+", page 3 of 3", "\n7. ")
 			mustNotContain(t, last, "more: ")
 			// Past the end: a usage error that says how many pages there are.
@@ -144,7 +144,7 @@ func TestProjectsPagingAcrossProcesses(t *testing.T) {
 		})
 	}
 	// All the names were listed.
-	out, _, _ := binRun(t, env, append([]string{"projects", "--all"}, flags...)...)
+	out, _, _ := binRun(t, env, append([]string{"projects", "--all", "-v"}, flags...)...)
 	mustContain(t, out, "7 of 7 project(s) ")
 	mustContain(t, out, names...)
 }
@@ -174,7 +174,7 @@ func TestProjectsJoinsWords(t *testing.T) {
 	if slices.Equal(w.ids(), o.ids()) {
 		t.Fatalf("the second word was dropped: %v", w.ids())
 	}
-	text, _, _ := cliRun(t, "projects", "pay", "gateway", "--root", code, "--data-dir", filepath.Join(base, "data"))
+	text, _, _ := cliRun(t, "projects", "pay", "gateway", "--root", code, "--data-dir", filepath.Join(base, "data"), "-v")
 	mustContain(t, text, `matching "pay gateway"`)
 }
 

@@ -66,7 +66,9 @@ func renderProjects(e *server.Envelope, v listingView) string {
 		writeProject(&b, fmt.Sprintf("%d. ", n), p)
 	}
 	if e.Status == server.StatusOK && !v.all && v.page < v.pages && v.again != nil {
-		fmt.Fprintf(&b, "\nmore: %s  (or --all for all %d)\n", local.Printable(v.again(v.page+1)), e.Total)
+		// Every word of the command is shell-quoted (shellWord): printable,
+		// and pasted back into a shell it gives the same words.
+		fmt.Fprintf(&b, "\nmore: %s  (or --all for all %d)\n", v.again(v.page+1), e.Total)
 	}
 	return b.String()
 }

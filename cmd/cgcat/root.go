@@ -29,6 +29,10 @@ type globalOptions struct {
 	configPath string
 	roots      []string
 	dataDir    string
+	color      string // --color: auto, always or never
+	// noConfig is the default config path when no file is there (set by
+	// loadConfig): the commands that need roots say so once (notSetUp).
+	noConfig string
 }
 
 func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
@@ -51,6 +55,7 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 	pf.StringVar(&g.configPath, "config", "", "config file (default $CGCAT_CONFIG, else $XDG_CONFIG_HOME/cgcat/config.json)")
 	pf.StringArrayVar(&g.roots, "root", nil, "scan and share this directory instead of the config's roots (repeatable)")
 	pf.StringVar(&g.dataDir, "data-dir", "", "catalog directory for --root use (default $XDG_DATA_HOME/cgcat)")
+	pf.StringVar(&g.color, "color", "auto", "colour the output: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.AddCommand(
 		newServeCommand(g),
 		newScanCommand(g),
@@ -67,9 +72,14 @@ func newRootCommand(in io.Reader, out, errOut io.Writer) *cobra.Command {
 		newDoctorCommand(g),
 		newVersionCommand(),
 		newCompletionCommand(g),
+		newPathCommand(g),
+		newShowCommand(g),
+		newInitCommand(),
+		newManCommand(),
 	)
 	root.SetFlagErrorFunc(flagUsageError)
-	root.SetUsageTemplate(root.UsageTemplate() + "\nExit status: 0 done, 1 failed, 2 usage error, 3 not found (`cgcat --help` says more).\n")
+	// `cgcat --help` itself shows the whole table (exitStatusHelp).
+	root.SetUsageTemplate(root.UsageTemplate() + "{{if .HasParent}}\nExit status: 0 done, 1 failed, 2 usage error, 3 not found (`cgcat --help` says more).\n{{end}}")
 	polishCommands(root)
 	addCompletions(root, g)
 	return root
@@ -83,6 +93,7 @@ func polishCommands(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		polishCommands(c)
 	}
+	cmd.Long = wrapHelp(cmd.Long, helpWidth)
 	if cmd.HasSubCommands() {
 		cmd.Args = subcommandArgs
 		if cmd.RunE == nil && cmd.Run == nil {
@@ -175,7 +186,10 @@ func flagUsageError(cmd *cobra.Command, err error) error {
 		unknown  *pflag.NotExistError
 		syntax   *pflag.InvalidSyntaxError
 	)
+	var ours *exitError
 	switch {
+	case errors.As(err, &ours):
+		return ours // a flag value that words its own problem (--json FIELDS)
 	case errors.As(err, &invalid):
 		f := invalid.GetFlag()
 		return usagef("--%s %s is not %s: --%s is %s", f.Name, strconv.Quote(local.Printable(invalid.GetValue())), valueKind(f), f.Name, f.Usage)
@@ -284,6 +298,7 @@ func (g *globalOptions) loadConfig() (*config.Config, error) {
 				cfg.DataDir = g.dataDir
 			}
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("no config file at %s; run `cgcat config init --root DIR` to create one", path))
+			g.noConfig = path
 			return &cfg, nil
 		}
 	}

@@ -220,6 +220,10 @@ func runTwoMachines(t *testing.T, b sharedBrain, listCards func() int) twoMachin
 	if tw := bm.envelope("resolve", idsA["quasar-ingest"]); tw.Projects[0].Availability != server.AvailabilityHistorical || tw.Projects[0].MachineID != machineA {
 		t.Fatalf("B's cgcat resolve of A's id: %+v", tw)
 	}
+	// Not here: exit 3, as the README's table says.
+	if _, _, code := bm.run("resolve", idsA["quasar-ingest"]); code != exitNotFound {
+		t.Fatalf("B's cgcat resolve of A's id: exit %d, want %d", code, exitNotFound)
+	}
 	// A's own ids resolve normally on A, with their path.
 	if own := a.envelope("resolve", idsA["quasar-ingest"]); own.Status != server.StatusOK || own.Projects[0].ProjectPath == nil ||
 		!strings.HasPrefix(*own.Projects[0].ProjectPath, a.root) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cgcat/cgcat/cmd/cgcat/hostconfig"
 )
 
 // cobraWords are phrases of cobra's and strconv's own errors: none may reach
@@ -32,7 +34,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"projects", "--limt", "3"}, []string{"unknown flag --limt for `cgcat projects` (did you mean --limit?)"}, "cgcat projects"},
 		{[]string{"projects", "--page", "0"}, []string{"--page must be 1 or more, got 0"}, "cgcat projects"},
 		{[]string{"projects", "--all", "--page", "2"}, []string{"--all shows every page; leave out --page 2"}, "cgcat projects"},
-		{[]string{"projects", "--json=maybe"}, []string{`--json "maybe" is not true or false`}, "cgcat projects"},
+		{[]string{"projects", "--json=maybe"}, []string{`--json "maybe": "maybe" is not a field; the fields are projectId,`}, "cgcat projects"},
+		{[]string{"projects", "--json=name,bogus"}, []string{`"bogus" is not a field`}, "cgcat projects"},
+		{[]string{"projects", "--color=sometimes"}, []string{`--color "sometimes": write auto, always or never`}, "cgcat projects"},
+		{[]string{"init", "tcsh"}, []string{`unknown shell "tcsh": write bash, zsh or fish`}, "cgcat init"},
+		{[]string{"init", "zsh", "--cmd", "a b"}, []string{`--cmd "a b": write a plain command name`}, "cgcat init"},
+		{[]string{"path"}, []string{"`cgcat path` needs NAME|ID"}, "cgcat path"},
 		{[]string{"projects", "--workspace", "rel", "--limit", "51"}, []string{"--limit: must be between 1 and 50, got 51"}, "cgcat projects"},
 		{[]string{"config", "bogus"}, []string{"unknown command \"bogus\" for `cgcat config`; the commands are: check, init"}, "cgcat config"},
 		{[]string{"config", "chek"}, []string{`(did you mean "check"?)`}, "cgcat config"},
@@ -45,8 +52,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"resolve", "cg_aaaaaaaaaaaaaaaa", "--expect-revision", "x"}, []string{`--expect-revision "x" is not a whole number`}, "cgcat resolve"},
 		{[]string{"resolve", "cg_aaaaaaaaaaaaaaaa", "--expect-revision", "-2"}, []string{"--expect-revision must be at least 1, got -2"}, "cgcat resolve"},
 		{[]string{"scan", "now"}, []string{"`cgcat scan` takes no arguments, got \"now\""}, "cgcat scan"},
-		{[]string{"install", "codex", "claude"}, []string{"`cgcat install` takes codex|opencode|claude|gemini, got 2 arguments: \"codex\" \"claude\""}, "cgcat install"},
-		{[]string{"uninstall"}, []string{"`cgcat uninstall` needs codex|opencode|claude|gemini"}, "cgcat uninstall"},
+		{[]string{"install", "codex", "claude"}, []string{"`cgcat install` takes " + strings.Join(hostconfig.Hosts, "|") + ", got 2 arguments: \"codex\" \"claude\""}, "cgcat install"},
+		{[]string{"uninstall"}, []string{"`cgcat uninstall` needs " + strings.Join(hostconfig.Hosts, "|")}, "cgcat uninstall"},
 		{[]string{"forget"}, []string{"`cgcat forget` needs ID..."}, "cgcat forget"},
 		{[]string{"completion"}, []string{"`cgcat completion` needs bash|zsh|fish|powershell"}, "cgcat completion"},
 		{[]string{"completion", "tcsh"}, []string{`unknown shell "tcsh": write bash, zsh, fish or powershell`}, "cgcat completion"},
@@ -114,10 +121,15 @@ func TestExitStatusTable(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d\n%s\n%s", tt.args, rc, tt.rc, out, errOut)
 		}
 	}
-	// Not set up: exit 1, with the fix.
+	// Not set up: exit 1, with the fix, said once (issue 25: it was said
+	// twice), on stderr; scan says the same (it exited 2).
 	out, errOut, rc := cliRun(t, "projects")
-	if rc != exitFailure || !strings.Contains(out, "cgcat config init --root /ABS/DIR") {
+	if rc != exitFailure || strings.Count(out+errOut, "cgcat config init --root") != 1 || !strings.Contains(errOut, "cgcat is not set up yet: there is no config file at") {
 		t.Errorf("projects without a config: exit %d\n%s\n%s", rc, out, errOut)
+	}
+	sout, serr, src := cliRun(t, "scan")
+	if src != exitFailure || sout != "" || strings.Count(serr, "cgcat config init --root") != 1 || !strings.Contains(serr, "cgcat: not set up yet: there is no config file at") {
+		t.Errorf("scan without a config: exit %d\n%s\n%s", src, sout, serr)
 	}
 	if _, _, rc := cliRun(t, "resolve", "cg_aaaaaaaaaaaaaaaa"); rc != exitFailure {
 		t.Errorf("resolve without a config: exit %d, want 1", rc)

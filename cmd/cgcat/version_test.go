@@ -26,7 +26,7 @@ func TestBuildOf(t *testing.T) {
 		want                build
 	}{
 		{"vcs stamping", "dev", "unknown", "unknown", stamped,
-			build{Version: "dev", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-07-01T10:00:00Z", Modified: true, Go: "go1.26.8"}},
+			build{Version: "dev+0123456789ab.dirty", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-07-01T10:00:00Z", Modified: true, Go: "go1.26.8"}},
 		{"ldflags win", "v1.2.0", "abc1234", "2026-08-01T00:00:00Z", stamped,
 			build{Version: "v1.2.0", Commit: "abc1234", Date: "2026-08-01T00:00:00Z", Modified: true, Go: "go1.26.8"}},
 		{"go install of a release", "dev", "unknown", "unknown", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.3.0"}},
@@ -45,7 +45,7 @@ func TestBuildOf(t *testing.T) {
 			}
 		})
 	}
-	if s := buildOf("dev", "unknown", "unknown", stamped).oneLine(); s != "dev (commit 0123456789abcdef0123456789abcdef01234567, with uncommitted changes, built 2026-07-01T10:00:00Z)" {
+	if s := buildOf("dev", "unknown", "unknown", stamped).oneLine(); s != "dev+0123456789ab.dirty (commit 0123456789abcdef0123456789abcdef01234567, with uncommitted changes, built 2026-07-01T10:00:00Z)" {
 		t.Errorf("oneLine: %s", s)
 	}
 }
@@ -103,6 +103,14 @@ func TestVersionFromVCS(t *testing.T) {
 	b := version()
 	if b.Commit != head || b.Date != "2001-02-03T04:05:06Z" || b.Modified {
 		t.Fatalf("a clean checkout at %s: %+v", head, b)
+	}
+	// Issue 25: the module's pseudo-version, and the same string from
+	// doctor and the MCP serverInfo (they said "dev").
+	if want := "v0.0.0-20010203040506-" + head[:12]; b.Version != want {
+		t.Fatalf("version %q, want the module's pseudo-version %q", b.Version, want)
+	}
+	if v := checkOneVersion(t, bin); v != b.Version {
+		t.Fatalf("%q != %q", v, b.Version)
 	}
 	text := runIn(repo, nil, bin, "version")
 	if !strings.Contains(text, "commit "+head+"\nbuilt 2001-02-03T04:05:06Z\n") {

@@ -224,9 +224,9 @@ func Parse(data []byte, file string) (*Config, error) {
 
 // Load reads and validates the config file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := readFile(path) // never waits on a FIFO, bounded
 	if err != nil {
-		return nil, &Error{File: path, Problem: fmt.Sprintf("cannot read the config file: %v", errors.Unwrap(err))}
+		return nil, readError(path, err)
 	}
 	abs, _ := filepath.Abs(path)
 	return Parse(data, abs)

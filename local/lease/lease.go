@@ -10,6 +10,16 @@
 // frozen (SIGSTOP, a hung volume) and its lease may be stolen: the file is
 // replaced, the new holder locks the new file.
 //
+// A holder whose own goroutine keeps beating is not necessarily working: a
+// scan stuck in a system call (a hung network mount, a file that blocks)
+// would keep every later scan waiting for ever. Such a holder asks for the
+// progress rule (RequireProgress) and calls Progress whenever its work
+// moves (the scan: every directory read and every commit). Its heartbeat
+// then sets the file's mtime to the time of its last progress, never to
+// now, so the mtime is what every other process judges: a holder that made
+// no progress for StaleAfter is stuck, whatever its heartbeat does, and its
+// lease may be stolen like a frozen one's. Fencing stops it if it wakes.
+//
 // A lease only says who should write; it never stops a write by itself.
 // The fencing number in the store (store.Tx.CheckFence) is what stops a
 // frozen holder that wakes up after a steal, so every writer that holds a
@@ -24,7 +34,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // ErrHeld means another process holds the lease right now.
@@ -51,6 +64,26 @@ type Lease struct {
 	f    *os.File
 	stop chan struct{}
 	done chan struct{}
+
+	// progress is the time of the holder's last Progress (Unix
+	// nanoseconds); 0 when the holder never asked for the progress rule:
+	// then the heartbeat refreshes to now.
+	progress atomic.Int64
+	// touched is the mtime the heartbeat last set (heartbeat goroutine
+	// and touch under mu).
+	touched int64
+}
+
+// RequireProgress puts the lease under the progress rule (see the package
+// doc): from now on, only Progress keeps it fresh.
+func (l *Lease) RequireProgress() { l.Progress() }
+
+// Progress records that the holder's work moved just now. It costs one
+// atomic store; the heartbeat writes it to the file.
+func (l *Lease) Progress() {
+	if l != nil {
+		l.progress.Store(time.Now().UnixNano())
+	}
 }
 
 // TryAcquire takes the lease at path without waiting. It returns ErrHeld if
@@ -70,9 +103,9 @@ func TryAcquire(path string) (*Lease, error) {
 // one at path (a steal may have replaced it between open and lock).
 func tryLock(path string) (*Lease, error) {
 	for range 5 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openLeaseFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("open lease file: %w", err)
+			return nil, err
 		}
 		if err := lockFile(f); err != nil {
 			f.Close()
@@ -90,6 +123,22 @@ func tryLock(path string) (*Lease, error) {
 	return nil, ErrHeld
 }
 
+// openLeaseFile opens (creating) a lease file without waiting on what
+// stands there (openNonBlock), and refuses anything but a regular file: a
+// FIFO or a device put in its place would otherwise be locked, written
+// and waited on.
+func openLeaseFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|openNonBlock, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lease file: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lease file %s is not a regular file; remove it (cgcat makes a new one)", path)
+	}
+	return f, nil
+}
+
 func sameFile(f *os.File, path string) bool {
 	a, err1 := f.Stat()
 	b, err2 := os.Stat(path)
@@ -104,9 +153,9 @@ func stale(path string) bool {
 // steal replaces a frozen holder's lease file and locks the new one. Steals
 // are serialised by a second lock so two stealers cannot both win.
 func steal(path string) (*Lease, error) {
-	sf, err := os.OpenFile(path+".steal", os.O_RDWR|os.O_CREATE, 0o644)
+	sf, err := openLeaseFile(path + ".steal")
 	if err != nil {
-		return nil, fmt.Errorf("open lease steal file: %w", err)
+		return nil, err
 	}
 	defer sf.Close()
 	if err := lockFile(sf); err != nil {
@@ -129,11 +178,19 @@ func (l *Lease) touch() {
 	if l.f == nil {
 		return
 	}
+	at := time.Now()
+	if p := l.progress.Load(); p != 0 {
+		// The progress rule: the file says when the work last moved.
+		if p <= l.touched {
+			return
+		}
+		at = time.Unix(0, p)
+	}
 	b := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	_ = l.f.Truncate(int64(len(b)))
 	_, _ = l.f.WriteAt(b, 0)
-	now := time.Now()
-	_ = os.Chtimes(l.f.Name(), now, now)
+	_ = os.Chtimes(l.f.Name(), at, at)
+	l.touched = at.UnixNano()
 }
 
 func (l *Lease) heartbeat() {
@@ -213,8 +270,8 @@ func Holder(path string) (held bool, pid int) {
 	if !errors.Is(err, ErrHeld) {
 		return false, 0
 	}
-	b, _ := os.ReadFile(path)
-	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	r, _ := nofollow.ReadRegular(path, 4<<10, true) // never waits on a FIFO
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(r.Data)))
 	return true, pid
 }
 
@@ -227,11 +284,11 @@ func Active(path string) (pid int, ok bool) {
 	if err != nil || time.Since(fi.ModTime()) > StaleAfter {
 		return 0, false
 	}
-	b, err := os.ReadFile(path)
+	r, err := nofollow.ReadRegular(path, 4<<10, true) // never waits on a FIFO
 	if err != nil {
 		return 0, false
 	}
-	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(r.Data)))
 	if live, stopped := Process(pid); !live || stopped {
 		return 0, false
 	}

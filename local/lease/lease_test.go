@@ -2,6 +2,7 @@ package lease
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -76,4 +77,39 @@ func TestFrozenHolderIsStolen(t *testing.T) {
 		t.Fatalf("the new holder must hold it exclusively: %v", err)
 	}
 	a.Release()
+}
+
+// Under the progress rule the file's mtime is the holder's last progress:
+// a holder whose heartbeat runs but whose work does not move is taken
+// over once StaleAfter has passed since its last Progress, and Active no
+// longer names it.
+func TestHolderWithoutProgressIsStolen(t *testing.T) {
+	old := StaleAfter
+	StaleAfter = 100 * time.Millisecond
+	defer func() { StaleAfter = old }()
+	p := filepath.Join(t.TempDir(), "scan.lease")
+	a, err := TryAcquire(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	a.RequireProgress()
+	a.Progress()
+	for deadline := time.Now().Add(time.Minute); ; {
+		b, err := TryAcquire(p)
+		if err == nil {
+			defer b.Release()
+			break
+		}
+		if !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
+			t.Fatalf("a holder without progress kept its lease: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !a.Lost() {
+		t.Fatal("the stuck holder must see that it lost the lease")
+	}
+	if pid, ok := Active(p); !ok || pid != os.Getpid() {
+		t.Fatalf("the new holder is not active: %d %v", pid, ok)
+	}
 }

@@ -12,6 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// openNonBlock: opening a lease file never waits (a FIFO put there).
+const openNonBlock = unix.O_NONBLOCK
+
 func lockFile(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)

@@ -15,6 +15,9 @@ import (
 // holder's pid at the start of the file.
 func lockRange() *windows.Overlapped { return &windows.Overlapped{OffsetHigh: 1} }
 
+// openNonBlock: nothing in the file system blocks an open here.
+const openNonBlock = 0
+
 func lockFile(f *os.File) error {
 	ol := lockRange()
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)

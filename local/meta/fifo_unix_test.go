@@ -3,6 +3,8 @@
 package meta_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -29,5 +31,59 @@ func TestReadFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Read blocked on a FIFO")
+	}
+}
+
+// A FIFO where a linked worktree's git dir keeps commondir (or where .git
+// itself stands, or in place of the root) must neither block Stamp nor
+// Read: a plain open of a FIFO waits for a writer that never comes (issue
+// 23: `cgcat scan` hung for good on one). The healthy parts still count.
+func TestStampFIFO(t *testing.T) {
+	root := tree(t, "proj", map[string]string{"go.mod": "module example.com/fifo\n"})
+	gd := filepath.Join(filepath.Dir(root), "gitdir")
+	if err := os.MkdirAll(gd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gd, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(gd, "commondir"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gd+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := tree(t, "proj2", map[string]string{"go.mod": "module example.com/fifo2\n"})
+	if err := syscall.Mkfifo(filepath.Join(other, ".git"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asRoot := filepath.Join(filepath.Dir(root), "fifo-root")
+	if err := syscall.Mkfifo(asRoot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := meta.RacyStamp
+	meta.RacyStamp = 0 // the files were all just made
+	defer func() { meta.RacyStamp = old }()
+	done := make(chan string)
+	go func() {
+		s1, s2, s3 := meta.Stamp(root), meta.Stamp(other), meta.Stamp(asRoot)
+		m := meta.Read(root, meta.Limits{})
+		if s1 == 0 || s2 == 0 || s3 != 0 {
+			done <- fmt.Sprintf("stamps %d %d %d: want a stamp for both projects and none for a FIFO root", s1, s2, s3)
+			return
+		}
+		if m.Git.Branch != "main" || m.Name == "" {
+			done <- fmt.Sprintf("metadata %+v: the HEAD beside the FIFO is still read", m)
+			return
+		}
+		done <- ""
+	}()
+	select {
+	case msg := <-done:
+		if msg != "" {
+			t.Error(msg)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Stamp or Read blocked on a FIFO")
 	}
 }

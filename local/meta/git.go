@@ -76,12 +76,13 @@ func (r *reader) readGit() {
 			return
 		}
 		g.Worktree, configDir = true, c
-		// A path is kept exactly or not at all: cleaning would change it.
-		if Clean(c, maxPath) == c {
-			g.CommonDir = c
-		} else {
-			r.problemf("git commondir: path would not survive cleaning, not kept")
-		}
+		r.keepGitDir(c)
+	} else if !pathid.Within(r.root, gitDir) {
+		// A .git file naming a repository's own git dir outside the root
+		// (a separate git dir, a submodule's, or another project's): the
+		// branch is that repository's, and an answer lends it only where
+		// the sharing view holds that directory, so the record says which.
+		r.keepGitDir(gitDir)
 	}
 	if b, ok := r.gitFile(configDir, "config"); ok {
 		g.Remote = Clean(stripCredentials(gitRemote(b)), maxRemote)
@@ -101,6 +102,17 @@ func (r *reader) gitFile(dir, name string) ([]byte, bool) {
 		return r.file(filepath.ToSlash(rel), false)
 	}
 	return r.fileAt(p, "git "+name)
+}
+
+// keepGitDir records the repository git directory the branch and remote
+// came from, when it lies outside the root (GitInfo.CommonDir). A path is
+// kept exactly or not at all: cleaning would change it.
+func (r *reader) keepGitDir(dir string) {
+	if Clean(dir, maxPath) == dir {
+		r.m.Git.CommonDir = dir
+	} else {
+		r.problemf("git commondir: path would not survive cleaning, not kept")
+	}
 }
 
 func firstLine(b []byte) string {

@@ -17,11 +17,15 @@ import (
 
 // parsePackageJSON reads package.json and composer.json: name, description
 // and keywords, each taken only when it has the expected JSON type.
-func parsePackageJSON(_ string, b []byte) (manifest, error) {
+func parsePackageJSON(file string, b []byte) (manifest, error) {
 	var v struct {
 		Name        json.RawMessage `json:"name"`
 		Description json.RawMessage `json:"description"`
 		Keywords    json.RawMessage `json:"keywords"`
+		// TypeScript's marks: declarations shipped, or the compiler used.
+		Types, Typings  json.RawMessage
+		Dependencies    map[string]json.RawMessage `json:"dependencies"`
+		DevDependencies map[string]json.RawMessage `json:"devDependencies"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return manifest{}, err
@@ -32,6 +36,15 @@ func parsePackageJSON(_ string, b []byte) (manifest, error) {
 		keywords:    jsonStrings(v.Keywords),
 	}
 	m.packages = nonEmpty(m.name)
+	if file == "composer.json" {
+		return withLanguage(m, langPHP), nil
+	}
+	m = withLanguage(m, langJavaScript)
+	_, dep := v.Dependencies["typescript"]
+	_, dev := v.DevDependencies["typescript"]
+	if dep || dev || jsonString(v.Types) != "" || jsonString(v.Typings) != "" {
+		m = withLanguage(m, langTypeScript)
+	}
 	return m, nil
 }
 
@@ -93,7 +106,7 @@ func parseCargo(_ string, b []byte) (manifest, error) {
 		m.keywords = strs(ws["keywords"])
 	}
 	m.packages = nonEmpty(m.name)
-	return m, nil
+	return withLanguage(m, langRust), nil
 }
 
 // parsePyproject reads [project], else [tool.poetry].
@@ -110,7 +123,7 @@ func parsePyproject(_ string, b []byte) (manifest, error) {
 		keywords:    append(strs(proj["keywords"]), strs(poetry["keywords"])...),
 	}
 	m.packages = nonEmpty(m.name)
-	return m, nil
+	return withLanguage(m, langPython), nil
 }
 
 func table(doc map[string]any, key string) map[string]any {
@@ -144,7 +157,7 @@ func parseGoMod(_ string, b []byte) (manifest, error) {
 		if path == "" || strings.ContainsAny(path, " \t\"`") {
 			return manifest{}, errors.New("malformed module line")
 		}
-		return manifest{name: modName(path), packages: []string{path}}, nil
+		return withLanguage(manifest{name: modName(path), packages: []string{path}}, langGo), nil
 	}
 	return manifest{}, errors.New("no module line")
 }
@@ -178,7 +191,7 @@ func parseSetupCfg(_ string, b []byte) (manifest, error) {
 		m.keywords = append(m.keywords, kw)
 	}
 	m.packages = nonEmpty(m.name)
-	return m, nil
+	return withLanguage(m, langPython), nil
 }
 
 // iniSection returns the keys of one section of an INI file, lower-cased
@@ -263,7 +276,7 @@ func parsePom(_ string, b []byte) (manifest, error) {
 		m.packages = append(m.packages, group+":"+artifact)
 	}
 	m.packages = append(m.packages, nonEmpty(artifact)...)
-	return m, nil
+	return withLanguage(m, langJava), nil
 }
 
 // parseCsproj reads the first PackageId, AssemblyName, Description and
@@ -294,5 +307,5 @@ func parseCsproj(file string, b []byte) (manifest, error) {
 	for t := range strings.FieldsFuncSeq(tags, func(r rune) bool { return r == ';' || r == ',' }) {
 		m.keywords = append(m.keywords, strings.TrimSpace(t))
 	}
-	return m, nil
+	return withLanguage(m, langCSharp), nil
 }

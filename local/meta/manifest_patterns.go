@@ -16,7 +16,11 @@ var (
 	gradleName  = regexp.MustCompile(`(?m)^\s*rootProject\.name\s*=\s*` + quoted)
 	gradleGroup = regexp.MustCompile(`(?m)^\s*(?:project\.)?group\s*(?:=\s*|\s)` + quoted)
 	gradleDesc  = regexp.MustCompile(`(?m)^\s*(?:project\.)?description\s*(?:=\s*|\s)` + quoted)
-	gemAttr     = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
+	// flutterSDK is a dependency on the Flutter SDK (sdk: flutter).
+	flutterSDK = regexp.MustCompile(`(?m)^\s+sdk:\s*flutter\s*$`)
+	// kotlinPlugin is the Kotlin Gradle plugin, however it is applied.
+	kotlinPlugin = regexp.MustCompile(`(?m)^\s*(?:kotlin\(\s*"|id\s*\(?\s*["']org\.jetbrains\.kotlin|apply\s+plugin:\s*["']kotlin)`)
+	gemAttr      = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
 )
 
 // firstLiteral returns the first literal value re matches in b.
@@ -38,6 +42,10 @@ func parseGradle(settings, build []byte) manifest {
 		m.packages = append(m.packages, group+":"+name)
 	}
 	m.packages = append(m.packages, nonEmpty(name)...)
+	m = withLanguage(m, langJava)
+	if kotlinPlugin.Match(build) || kotlinPlugin.Match(settings) {
+		m = withLanguage(m, langKotlin)
+	}
 	return m
 }
 
@@ -56,7 +64,7 @@ func parseGemspec(_ string, b []byte) (manifest, error) {
 	}
 	m := manifest{name: attrs["name"], description: cmp.Or(attrs["description"], attrs["summary"])}
 	m.packages = nonEmpty(m.name)
-	return m, nil
+	return withLanguage(m, langRuby), nil
 }
 
 // parsePubspec reads the top-level name: and description: lines of
@@ -100,6 +108,10 @@ func parsePubspec(_ string, b []byte) (manifest, error) {
 		return manifest{}, errors.New("no top-level name or description")
 	}
 	m.packages = nonEmpty(m.name)
+	m = withLanguage(m, langDart)
+	if flutterSDK.Match(b) {
+		m = withLanguage(m, langFlutter)
+	}
 	return m, nil
 }
 

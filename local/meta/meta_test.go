@@ -84,19 +84,19 @@ func TestReadManifests(t *testing.T) {
 	}{{
 		name:  "package.json",
 		files: map[string]string{"package.json": `{"name":"@acme/widget","description":"Widgets for the web","keywords":["ui","UI","react",7],"workspaces":["a"],"scripts":{"postinstall":"rm -rf /"}}`},
-		want:  summary{Name: "@acme/widget", Description: "Widgets for the web", Packages: []string{"@acme/widget"}, Keywords: []string{"ui", "react"}, Manifests: []string{"package.json"}},
+		want:  summary{Name: "@acme/widget", Description: "Widgets for the web", Packages: []string{"@acme/widget"}, Keywords: []string{"javascript", "nodejs", "ui", "react"}, Manifests: []string{"package.json"}},
 	}, {
 		name:  "package.json with a BOM and wrong types",
 		files: map[string]string{"package.json": "\uFEFF" + `{"name":"tool","description":{"x":1},"keywords":"a,b"}`},
-		want:  summary{Name: "tool", Packages: []string{"tool"}, Manifests: []string{"package.json"}},
+		want:  summary{Name: "tool", Packages: []string{"tool"}, Keywords: []string{"javascript", "nodejs"}, Manifests: []string{"package.json"}},
 	}, {
 		name:  "go.mod",
 		files: map[string]string{"go.mod": "// Tool.\nmodule github.com/acme/tool/v2 // the module\n\ngo 1.22\n\nrequire example.com/module v1.0.0\n"},
-		want:  summary{Name: "tool", Packages: []string{"github.com/acme/tool/v2"}, Manifests: []string{"go.mod"}},
+		want:  summary{Name: "tool", Packages: []string{"github.com/acme/tool/v2"}, Keywords: []string{"go", "golang"}, Manifests: []string{"go.mod"}},
 	}, {
 		name:  "go.mod quoted",
 		files: map[string]string{"go.mod": "module \"example.com/quoted\"\n"},
-		want:  summary{Name: "quoted", Packages: []string{"example.com/quoted"}, Manifests: []string{"go.mod"}},
+		want:  summary{Name: "quoted", Packages: []string{"example.com/quoted"}, Keywords: []string{"go", "golang"}, Manifests: []string{"go.mod"}},
 	}, {
 		name: "Cargo.toml with workspace inheritance",
 		files: map[string]string{"Cargo.toml": `
@@ -113,11 +113,11 @@ version.workspace = true
 description.workspace = true
 keywords.workspace = true
 `},
-		want: summary{Name: "ripgrep-lite", Description: "Fast grep", Packages: []string{"ripgrep-lite"}, Keywords: []string{"search", "cli"}, Manifests: []string{"Cargo.toml"}},
+		want: summary{Name: "ripgrep-lite", Description: "Fast grep", Packages: []string{"ripgrep-lite"}, Keywords: []string{"rust", "cargo", "search", "cli"}, Manifests: []string{"Cargo.toml"}},
 	}, {
 		name:  "Cargo.toml virtual workspace",
 		files: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\", \"b\"]\n"},
-		want:  summary{Name: "proj", Manifests: []string{"Cargo.toml"}},
+		want:  summary{Name: "proj", Keywords: []string{"rust", "cargo"}, Manifests: []string{"Cargo.toml"}},
 	}, {
 		name: "pyproject.toml [project]",
 		files: map[string]string{"pyproject.toml": `
@@ -130,11 +130,11 @@ description = "Acme for Python"
 keywords = ["acme", "python"]
 dynamic = ["version"]
 `},
-		want: summary{Name: "acme-py", Description: "Acme for Python", Packages: []string{"acme-py"}, Keywords: []string{"acme", "python"}, Manifests: []string{"pyproject.toml"}},
+		want: summary{Name: "acme-py", Description: "Acme for Python", Packages: []string{"acme-py"}, Keywords: []string{"python", "acme"}, Manifests: []string{"pyproject.toml"}},
 	}, {
 		name:  "pyproject.toml [tool.poetry]",
 		files: map[string]string{"pyproject.toml": "[tool.poetry]\nname = \"poetic\"\ndescription = \"Verse\"\nkeywords = [\"poem\"]\n"},
-		want:  summary{Name: "poetic", Description: "Verse", Packages: []string{"poetic"}, Keywords: []string{"poem"}, Manifests: []string{"pyproject.toml"}},
+		want:  summary{Name: "poetic", Description: "Verse", Packages: []string{"poetic"}, Keywords: []string{"python", "poem"}, Manifests: []string{"pyproject.toml"}},
 	}, {
 		name: "setup.cfg",
 		files: map[string]string{"setup.cfg": `
@@ -152,11 +152,11 @@ keywords =
 [options.packages.find]
 where = src
 `},
-		want: summary{Name: "my-lib", Description: "A tiny library", Packages: []string{"my-lib"}, Keywords: []string{"parsing", "ini", "config"}, Manifests: []string{"setup.cfg"}},
+		want: summary{Name: "my-lib", Description: "A tiny library", Packages: []string{"my-lib"}, Keywords: []string{"python", "parsing", "ini", "config"}, Manifests: []string{"setup.cfg"}},
 	}, {
 		name:  "setup.cfg description from a file is not followed",
 		files: map[string]string{"setup.cfg": "[metadata]\nname = x\ndescription = file: /etc/passwd\n"},
-		want:  summary{Name: "x", Packages: []string{"x"}, Manifests: []string{"setup.cfg"}},
+		want:  summary{Name: "x", Packages: []string{"x"}, Keywords: []string{"python"}, Manifests: []string{"setup.cfg"}},
 	}, {
 		name: "pom.xml",
 		files: map[string]string{"pom.xml": `<?xml version="1.0" encoding="ISO-8859-1"?>
@@ -167,25 +167,25 @@ where = src
   <description>Core &amp; utilities&nbsp;for Java</description>
   <dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId></dependency></dependencies>
 </project>`},
-		want: summary{Name: "acme-core", Description: "Core & utilities for Java", Packages: []string{"org.acme:acme-core", "acme-core"}, Manifests: []string{"pom.xml"}},
+		want: summary{Name: "acme-core", Description: "Core & utilities for Java", Packages: []string{"org.acme:acme-core", "acme-core"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"pom.xml"}},
 	}, {
 		name:  "composer.json",
 		files: map[string]string{"composer.json": `{"name":"acme/http","description":"HTTP client","keywords":["http","psr-18"]}`},
-		want:  summary{Name: "acme/http", Description: "HTTP client", Packages: []string{"acme/http"}, Keywords: []string{"http", "psr-18"}, Manifests: []string{"composer.json"}},
+		want:  summary{Name: "acme/http", Description: "HTTP client", Packages: []string{"acme/http"}, Keywords: []string{"php", "composer", "http", "psr-18"}, Manifests: []string{"composer.json"}},
 	}, {
 		name: "Gradle Kotlin DSL",
 		files: map[string]string{
 			"settings.gradle.kts": "pluginManagement { }\nrootProject.name = \"shop\"\ninclude(\"api\")\n",
 			"build.gradle.kts":    "plugins { java }\ngroup = \"com.acme\"\nversion = \"1.0\"\ndescription = \"Shop service\"\n",
 		},
-		want: summary{Name: "shop", Description: "Shop service", Packages: []string{"com.acme:shop", "shop"}, Manifests: []string{"settings.gradle.kts", "build.gradle.kts"}},
+		want: summary{Name: "shop", Description: "Shop service", Packages: []string{"com.acme:shop", "shop"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"settings.gradle.kts", "build.gradle.kts"}},
 	}, {
 		name: "Gradle Groovy",
 		files: map[string]string{
 			"settings.gradle": "rootProject.name = 'legacy'\n",
 			"build.gradle":    "allprojects {\n    group 'org.old'\n}\ndescription = \"${rootProject.name} service\"\n",
 		},
-		want: summary{Name: "legacy", Packages: []string{"org.old:legacy", "legacy"}, Manifests: []string{"settings.gradle", "build.gradle"}},
+		want: summary{Name: "legacy", Packages: []string{"org.old:legacy", "legacy"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"settings.gradle", "build.gradle"}},
 	}, {
 		name: "gemspec",
 		files: map[string]string{"acme.gemspec": `Gem::Specification.new do |spec|
@@ -195,7 +195,7 @@ where = src
   system("rm -rf /")
 end
 `},
-		want: summary{Name: "acme", Description: "Acme gem", Packages: []string{"acme"}, Manifests: []string{"acme.gemspec"}},
+		want: summary{Name: "acme", Description: "Acme gem", Packages: []string{"acme"}, Keywords: []string{"ruby", "rubygems"}, Manifests: []string{"acme.gemspec"}},
 	}, {
 		name: "pubspec.yaml",
 		files: map[string]string{"pubspec.yaml": `# comment
@@ -207,11 +207,11 @@ version: 1.0.0
 dependencies:
   name: nested
 `},
-		want: summary{Name: "flutter_acme", Description: "A Flutter plugin for acme.", Packages: []string{"flutter_acme"}, Manifests: []string{"pubspec.yaml"}},
+		want: summary{Name: "flutter_acme", Description: "A Flutter plugin for acme.", Packages: []string{"flutter_acme"}, Keywords: []string{"dart"}, Manifests: []string{"pubspec.yaml"}},
 	}, {
 		name:  "pubspec.yaml quoted",
 		files: map[string]string{"pubspec.yaml": "name: 'it''s'\ndescription: \"Say \\\"hi\\\"\"\n"},
-		want:  summary{Name: "it's", Description: `Say "hi"`, Packages: []string{"it's"}, Manifests: []string{"pubspec.yaml"}},
+		want:  summary{Name: "it's", Description: `Say "hi"`, Packages: []string{"it's"}, Keywords: []string{"dart"}, Manifests: []string{"pubspec.yaml"}},
 	}, {
 		name: "csproj",
 		files: map[string]string{"Acme.Json.csproj": `<Project Sdk="Microsoft.NET.Sdk">
@@ -222,11 +222,11 @@ dependencies:
     <PackageTags>json;serializer</PackageTags>
   </PropertyGroup>
 </Project>`},
-		want: summary{Name: "Acme.Json", Description: "JSON for .NET", Packages: []string{"Acme.Json"}, Keywords: []string{"json", "serializer"}, Manifests: []string{"Acme.Json.csproj"}},
+		want: summary{Name: "Acme.Json", Description: "JSON for .NET", Packages: []string{"Acme.Json"}, Keywords: []string{"csharp", "dotnet", "json", "serializer"}, Manifests: []string{"Acme.Json.csproj"}},
 	}, {
 		name:  "csproj named by its file",
 		files: map[string]string{"Tool.csproj": `<Project><PropertyGroup><OutputType>Exe</OutputType></PropertyGroup></Project>`},
-		want:  summary{Name: "Tool", Packages: []string{"Tool"}, Manifests: []string{"Tool.csproj"}},
+		want:  summary{Name: "Tool", Packages: []string{"Tool"}, Keywords: []string{"csharp", "dotnet"}, Manifests: []string{"Tool.csproj"}},
 	}, {
 		name: "priority and merge",
 		files: map[string]string{
@@ -234,7 +234,7 @@ dependencies:
 			"Cargo.toml":   "[package]\nname = \"multi-rs\"\ndescription = \"From Cargo\"\nkeywords = [\"Shared\"]\n",
 			"package.json": `{"name":"multi-js","keywords":["shared","js"]}`,
 		},
-		want: summary{Name: "multi-js", Description: "From Cargo", Packages: []string{"multi-js", "multi-rs", "example.com/multi"}, Keywords: []string{"shared", "js"}, Manifests: []string{"package.json", "Cargo.toml", "go.mod"}},
+		want: summary{Name: "multi-js", Description: "From Cargo", Packages: []string{"multi-js", "multi-rs", "example.com/multi"}, Keywords: []string{"javascript", "nodejs", "shared", "js", "rust", "cargo", "go", "golang"}, Manifests: []string{"package.json", "Cargo.toml", "go.mod"}},
 	}, {
 		name:  "no manifest",
 		files: map[string]string{"main.c": "int main(){}"},
@@ -242,7 +242,7 @@ dependencies:
 	}, {
 		name:  "broken manifest",
 		files: map[string]string{"package.json": `{"name": "x",`, "go.mod": "module example.com/fallback\n"},
-		want:  summary{Name: "fallback", Packages: []string{"example.com/fallback"}, Manifests: []string{"go.mod"}, Problems: []string{"package.json: unexpected end of JSON input"}},
+		want:  summary{Name: "fallback", Packages: []string{"example.com/fallback"}, Keywords: []string{"go", "golang"}, Manifests: []string{"go.mod"}, Problems: []string{"package.json: unexpected end of JSON input"}},
 	}, {
 		name:  "manifest names are case-sensitive",
 		files: map[string]string{"PACKAGE.JSON": `{"name":"shouty"}`},
@@ -280,7 +280,7 @@ func TestReadChinese(t *testing.T) {
 	if want := "这是一个用于快速检索本地代码项目的工具，支持中文和 English 混排。"; m.Readme != want {
 		t.Errorf("readme %q, want %q", m.Readme, want)
 	}
-	if !reflect.DeepEqual(m.Keywords, []string{"代码", "检索"}) {
+	if !reflect.DeepEqual(m.Keywords, []string{"javascript", "nodejs", "代码", "检索"}) {
 		t.Errorf("keywords %q", m.Keywords)
 	}
 

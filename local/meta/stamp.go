@@ -2,13 +2,14 @@ package meta
 
 import (
 	"encoding/binary"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/zeebo/xxh3"
 )
 
@@ -23,25 +24,21 @@ import (
 // the root could not be listed, or a file changed too recently (RacyStamp)
 // for a later edit in the same clock tick to change the stamp.
 func Stamp(root string) uint64 {
-	d, err := os.Open(root)
+	// Opened as the walk opens a root (a FIFO or a symlink put in its
+	// place is refused, never waited on or followed).
+	d, err := nofollow.OpenDir(root)
 	if err != nil {
 		return 0
 	}
 	defer d.Close()
 	var names []string
-	for len(names) < MaxStampNames {
-		batch, err := d.ReadDir(256)
-		for _, e := range batch {
-			if IsSource(e.Name()) && len(names) < MaxStampNames {
-				names = append(names, e.Name())
-			}
+	err = d.List(func(name string, _ fs.FileMode) {
+		if IsSource(name) && len(names) < MaxStampNames {
+			names = append(names, name)
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0
-		}
+	})
+	if err != nil {
+		return 0
 	}
 	return StampNames(root, names)
 }
@@ -173,20 +170,21 @@ func worktreeGitDir(root string) string {
 	return d
 }
 
-// readSmall reads the start of a small file (a .git or commondir file).
+// readSmall reads the start of a small file (a .git or commondir file). A
+// project owns these files, so they may be anything: a FIFO (whose plain
+// open would wait for ever for a writer), a device, a symlink. The open
+// never waits, the last name is not followed, and only a regular file is
+// read, at most smallFile bytes.
 func readSmall(p string) ([]byte, bool) {
-	f, err := os.Open(p)
+	r, err := nofollow.ReadRegular(p, smallFile, false)
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	b := make([]byte, 4096)
-	n, _ := io.ReadFull(f, b)
-	return b[:n], n > 0
+	return r.Data, len(r.Data) > 0
 }
+
+// smallFile bounds readSmall: a .git file or commondir is one line.
+const smallFile = 4096
 
 // IsSource reports whether a root entry is one Read may take metadata from
 // (and so one Stamp fingerprints).

@@ -261,11 +261,12 @@ func loadCache(path string, walk uint64, boot string) *cacheFile {
 	if fs.size > maxCacheBytes+1<<20 {
 		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
+	// Never waits on a FIFO put in its place, and reads it bounded.
+	r, err := nofollow.ReadRegular(path, maxCacheBytes+1<<20, true)
+	if err != nil || !r.Whole() {
 		return nil
 	}
-	body, n, ok := parseCache(b, walk, boot)
+	body, n, ok := parseCache(r.Data, walk, boot)
 	if !ok {
 		return nil
 	}

@@ -167,6 +167,7 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		}
 	}
 	for _, sl := range restamp {
+		s.lease.Progress()
 		// 0: no stamp to trust (a file changed within the clock tick):
 		// read again, and keep no stamp, so the next pass reads too.
 		if stamp := s.stampNow(sl.root); stamp == 0 || stamp != sl.stamp {
@@ -191,6 +192,7 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	}
 	var gone []*local.Project
 	for _, sl := range recheck {
+		s.lease.Progress()
 		v := marker.Probe(sl.root)
 		avail, state, why := v.Availability, v.IndexState, v.Why
 		if r := s.rootOf(sl.root); r != "" && avail == local.Missing {

@@ -204,8 +204,12 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 		opt.Workers = 4
 	}
 	s := &Scanner{st: st, opt: opt, lease: l, now: time.Now}
+	// A scan holds its lease only while it makes progress (package
+	// lease): one stuck in a system call is taken over.
+	l.RequireProgress()
 	t0 := time.Now()
 	s.cache = openDirCache(st.DataDir(), opt.cacheKey())
+	l.Progress()
 	t1 := time.Now()
 	err := st.Update(ctx, func(tx *store.Tx) error {
 		s.epoch = tx.BumpFence(fenceName)
@@ -225,8 +229,11 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 
 // Close releases the lease. The queue stays for whoever scans next.
 func (s *Scanner) Close() error {
-	// While the lease is still ours: only its holder writes the file.
-	s.saveCache(false)
+	// While the lease is still ours: only its holder writes the file (a
+	// scan that was stuck and taken over writes nothing).
+	if !s.lease.Lost() {
+		s.saveCache(false)
+	}
 	return s.lease.Release()
 }
 
@@ -520,6 +527,8 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v (%d directories listed by this scanner so far)\n", w.dirs, len(pl.fresh), time.Since(t0), s.listings.Load())
 		}
 	}()
+	s.lease.Progress()
+	defer s.lease.Progress()
 	err := s.st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.CheckFence(fenceName, s.epoch); err != nil {
 			return err

@@ -57,6 +57,7 @@ func (s *Scanner) walk(ctx context.Context, stack []item, n int, until time.Time
 			inflight++
 			mu.Unlock()
 			children, proj, gap := s.readDir(it, exclude, began)
+			s.lease.Progress() // the lease's progress rule (package lease)
 			mu.Lock()
 			inflight--
 			res.consumed = append(res.consumed, it)

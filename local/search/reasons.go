@@ -248,7 +248,7 @@ func (rb *reasonBuilder) prepare() {
 			rb.match[t] = m
 		}
 	}
-	for _, p := range q.pairs {
+	for _, p := range append(q.pairs[:len(q.pairs):len(q.pairs)], q.phrases...) {
 		m := rb.match[p.text]
 		m.bits |= p.bits
 		rb.match[p.text] = m

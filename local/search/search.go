@@ -94,6 +94,7 @@ type query struct {
 	whole                        uint64 // a one-word query: the term that is all of it
 	fzKeys                       []fuzzyKey
 	pairs                        []pairTerm
+	phrases                      []pairTerm // a phrase's joined and short forms (phrases.go)
 }
 
 // qgroup is one compound ("order-sdk") or CJK run ("客户端") of the query
@@ -252,6 +253,7 @@ func parseQuery(s string) *query {
 			q.pairs = append(q.pairs, pairTerm{string(joined), a.members | b.members})
 		}
 	}
+	q.addPhrases()
 	return q
 }
 
@@ -487,10 +489,15 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 		hits = make([]Hit, len(keys))
 		ids := ix.hitIDs(keys, order)
 		rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
+		var weak []string // the reason that marks a weaker match, once built
+		exactTop := false
 		for i, k := range keys {
 			slot := order[uint32(k)]
 			ci := int(sc.idx[slot] - 1)
 			c := &sc.cands[ci]
+			if i == 0 {
+				exactTop = c.band >= bandNameNorm
+			}
 			var reasons []string
 			if c.band <= bandLexical && (i >= explainHits || sc.nameBits(ci, narrow) == 0) {
 				// Reasons from the query's words alone: shared by every hit
@@ -504,6 +511,16 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 				reasons = rb.reasons(&key, sc, ci, narrow)
 			} else {
 				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
+			}
+			if exactTop && c.band <= bandLexical {
+				// The query is exactly another project's package, alias or
+				// name: this one only shares words with it (issue 25:
+				// "@acme/order-sdk" listed half a tree through "acme").
+				// Said last, so its own reasons keep their places.
+				if weak == nil {
+					weak = []string{"weaker match: another project is exactly " + q.quoted}
+				}
+				reasons = append(reasons[:min(len(reasons), maxReasons-1):min(len(reasons), maxReasons-1)], weak[0])
 			}
 			hits[i] = Hit{
 				ID:      ids[i],
@@ -666,6 +683,11 @@ func (ix *Index) score(q *query, sc *scratch, narrow bool) {
 	for _, p := range q.pairs {
 		if id, ok := ix.lookup(p.text); ok && ix.ndf(id) > 0 {
 			ix.scoreTerm(w, sc, narrow, id, nameTFs, p.bits, 1)
+		}
+	}
+	for _, p := range q.phrases {
+		if id, ok := ix.lookup(p.text); ok {
+			ix.scoreTerm(w, sc, narrow, id, ^uint32(0), p.bits, 1)
 		}
 	}
 	if len(q.fzKeys) > 0 && !ix.noFuzzy {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cgcat/cgcat/local/nofollow"
 )
 
 // Identity is who this data dir is: a machine id and a secret, written once
@@ -30,10 +32,12 @@ func IdentityFile(dataDir string) string { return filepath.Join(dataDir, "identi
 // ReadIdentity reads the identity file without creating it.
 func ReadIdentity(dataDir string) (Identity, error) {
 	var id Identity
-	b, err := os.ReadFile(IdentityFile(dataDir))
+	// Read without waiting on a FIFO put in its place, bounded.
+	r, err := nofollow.ReadRegular(IdentityFile(dataDir), 64<<10, true)
 	if err != nil {
 		return id, err
 	}
+	b := r.Data
 	if err := json.Unmarshal(b, &id); err != nil || !ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
 		return Identity{}, fmt.Errorf("identity file %s is damaged; move it aside and run any cgcat command to make a new one (this machine's GBrain cards will then count as another machine's)", IdentityFile(dataDir))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/cgcat/cgcat/local/lease"
+	"github.com/cgcat/cgcat/local/nofollow"
 	"github.com/syndtr/goleveldb/leveldb"
 	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/opt"
@@ -182,10 +183,11 @@ func (s *Store) Holder() Holder {
 }
 
 func readHolder(path string) Holder {
-	b, err := os.ReadFile(path)
+	r, err := nofollow.ReadRegular(path, 4<<10, true) // never waits on a FIFO
 	if err != nil {
 		return Holder{}
 	}
+	b := r.Data
 	f := strings.Fields(string(b))
 	if len(f) != 2 {
 		return Holder{}

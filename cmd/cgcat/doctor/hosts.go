@@ -19,8 +19,9 @@ import (
 // HostInput is where one host keeps its files, as the command found them
 // from its environment.
 type HostInput struct {
-	Host  string // hostconfig.Codex, OpenCode, Claude or Gemini
-	Title string // "Codex", "OpenCode", "Claude Code", "Gemini CLI"
+	Host *hostconfig.Host
+	// Env is where the host's files are looked up (home, variables).
+	Env hostconfig.Env
 	// File is the config file holding the host's MCP servers; FileErr says
 	// why it could not be located.
 	File    string
@@ -37,28 +38,31 @@ type HostInput struct {
 	Dir     string
 	// Version is the host CLI's version line ("" when not read).
 	Version string
-	// AllowFile is where the allow rule lives: Claude Code's settings.json,
-	// Gemini CLI's policy file for Name.
+	// AllowFile is where the host's allow rule lives ("" for none).
 	AllowFile string
 	// Version of this cgcat, sent in initialize.
 	CgcatVersion string
+	// SkipStart: report CodeGraph's entry without starting it (install
+	// --dry-run).
+	SkipStart bool
 }
 
 // Host checks one host: cgcat's entry (started as the host starts it),
 // CodeGraph's own entry (started, codegraph_explore with projectPath),
 // and whether calls to both will ask for approval.
 func Host(ctx context.Context, in HostInput) []Check {
+	title := in.Host.Title
 	switch {
 	case errors.Is(in.FileErr, hostconfig.ErrUnsafe):
-		return []Check{Failf("merge the two files into one ("+in.Title+" reads both)", "%s", p(in.FileErr.Error()))}
+		return []Check{Failf("merge the two files into one ("+title+" reads both)", "%s", p(in.FileErr.Error()))}
 	case in.FileErr != nil && in.Dir != "":
 		return []Check{Failf("name an existing project directory", "%s", p(in.FileErr.Error()))}
 	case in.FileErr != nil:
-		return []Check{Infof("%s config not checked: %s", in.Title, p(in.FileErr.Error()))}
+		return []Check{Infof("%s config not checked: %s", title, p(in.FileErr.Error()))}
 	}
 	src, err := os.ReadFile(in.File)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []Check{Infof("no %s config at %s (to use cgcat from %s: %s)", in.Title, p(in.File), in.Title, in.Install)}
+		return []Check{Infof("no %s config at %s (to use cgcat from %s: %s)", title, p(in.File), title, in.Install)}
 	}
 	if err != nil {
 		return []Check{Failf("make it readable by this user", "cannot read %s: %s", p(in.File), p(err.Error()))}
@@ -67,9 +71,9 @@ func Host(ctx context.Context, in HostInput) []Check {
 	if in.Version != "" {
 		cs = append(cs, Infof("%s", p(in.Version)))
 	}
-	servers, err := hostconfig.ReadServers(in.Host, src)
+	servers, err := in.Host.ReadServers(src)
 	if err != nil {
-		return append(cs, Failf(fmt.Sprintf("fix the syntax (%s cannot read the file either)", in.Title), "%s does not parse: %s", p(in.File), p(err.Error())))
+		return append(cs, Failf(fmt.Sprintf("fix the syntax (%s cannot read the file either)", title), "%s does not parse: %s", p(in.File), p(err.Error())))
 	}
 	var ours *hostconfig.Server
 	for i := range servers {
@@ -80,30 +84,26 @@ func Host(ctx context.Context, in HostInput) []Check {
 	if ours == nil {
 		return append(cs, Infof("no MCP server named %q in %s (to add it: %s)", p(in.Name), p(in.File), in.Install))
 	}
-	where := fmt.Sprintf("%s.%s in %s", serversKey(in.Host), p(in.Name), p(in.File))
-	reinstall := in.Install + " --force (from the cgcat binary you want " + in.Title + " to run)"
-	entry, ok := entryChecks(in, *ours, where, reinstall)
+	at := hostconfig.EntryAt{
+		Where:     fmt.Sprintf("%s.%s in %s", in.Host.ServersKey, p(in.Name), p(in.File)),
+		Reinstall: in.Install + " --force (from the cgcat binary you want " + title + " to run)",
+	}
+	entry, ok := entryChecks(in, *ours, at)
 	cs = append(cs, entry...)
+	readOnly := false
 	if ok {
-		cs = append(cs, launchChecks(ctx, in, *ours, where, reinstall)...)
+		var launched []Check
+		launched, readOnly = launchChecks(ctx, in, *ours, at.Where, at.Reinstall)
+		cs = append(cs, launched...)
 	}
-	cs = append(cs, codegraphChecks(ctx, in, servers, *ours)...)
-	return append(cs, promptChecks(in, src, servers, *ours)...)
-}
-
-func serversKey(host string) string {
-	switch host {
-	case hostconfig.Codex:
-		return "mcp_servers"
-	case hostconfig.OpenCode:
-		return "mcp"
-	}
-	return "mcpServers"
+	cs = append(cs, CodeGraph(ctx, in, servers, *ours)...)
+	return append(cs, promptChecks(in, src, servers, *ours, readOnly)...)
 }
 
 // entryChecks reads what the host does with cgcat's entry before starting
 // it; ok is false when it cannot be started at all.
-func entryChecks(in HostInput, s hostconfig.Server, where, reinstall string) (cs []Check, ok bool) {
+func entryChecks(in HostInput, s hostconfig.Server, at hostconfig.EntryAt) (cs []Check, ok bool) {
+	where, reinstall := at.Where, at.Reinstall
 	if s.Problem != "" {
 		return []Check{Failf(reinstall, "%s: %s", where, s.Problem)}, false
 	}
@@ -113,37 +113,10 @@ func entryChecks(in HostInput, s hostconfig.Server, where, reinstall string) (cs
 	if s.Disabled != "" {
 		cs = append(cs, Failf("enable it, or: "+reinstall, "%s is disabled (%s)", where, s.Disabled))
 	}
-	m := s.Raw
-	switch in.Host {
-	case hostconfig.Codex:
-		for _, t := range []string{hostconfig.ToolProjects, hostconfig.ToolResolve} {
-			if list, ok := m["enabled_tools"].([]any); ok && !containsAny(list, t) {
-				cs = append(cs, Failf("add it to enabled_tools, or: "+reinstall, "%s does not enable %s (enabled_tools)", where, t))
-			}
-			if list, ok := m["disabled_tools"].([]any); ok && containsAny(list, t) {
-				cs = append(cs, Failf("remove it from disabled_tools", "%s disables %s (disabled_tools)", where, t))
-			}
-		}
-	case hostconfig.OpenCode:
-		if t, _ := m["type"].(string); t != "local" {
-			return append(cs, Failf(reinstall, "%s has type %q; cgcat is a \"local\" (stdio) server", where, p(t))), false
-		}
-		if _, has := m["args"]; has {
-			cs = append(cs, Failf("put the arguments into \"command\" (one list), or: "+reinstall, "%s has an \"args\" key, which OpenCode 1.x ignores", where))
-		}
-	case hostconfig.Claude:
-		if t, _ := m["type"].(string); t != "" && t != "stdio" {
-			return append(cs, Failf(reinstall, "%s has type %q; cgcat is a stdio server", where, p(t))), false
-		}
-	case hostconfig.Gemini:
-		for _, key := range []string{"includeTools", "excludeTools"} {
-			list, _ := m[key].([]any)
-			for _, t := range []string{hostconfig.ToolProjects, hostconfig.ToolResolve} {
-				if (key == "includeTools" && list != nil && !containsAny(list, t)) || (key == "excludeTools" && containsAny(list, t)) {
-					cs = append(cs, Failf(fmt.Sprintf("fix %s, or: %s", key, reinstall), "%s hides %s (%s)", where, t, key))
-				}
-			}
-		}
+	host, ok := in.Host.EntryChecks(s, at)
+	cs = append(cs, fromFindings(host)...)
+	if !ok {
+		return cs, false
 	}
 	if s.Command == "" {
 		return append(cs, Failf(reinstall, "%s has no command", where)), false
@@ -151,19 +124,11 @@ func entryChecks(in HostInput, s hostconfig.Server, where, reinstall string) (cs
 	return cs, true
 }
 
-func containsAny(list []any, s string) bool {
-	for _, x := range list {
-		if x == any(s) {
-			return true
-		}
-	}
-	return false
-}
-
 // launchChecks checks the entry's command and config, then starts it as
-// the host would and speaks MCP to it.
-func launchChecks(ctx context.Context, in HostInput, s hostconfig.Server, where, reinstall string) []Check {
-	var cs []Check
+// the host would and speaks MCP to it; readOnly says that both tools were
+// listed with readOnlyHint.
+func launchChecks(ctx context.Context, in HostInput, s hostconfig.Server, where, reinstall string) (cs []Check, readOnly bool) {
+	title := in.Host.Title
 	l := hostlaunch.For(in.Host, s, in.Environ, in.Dir)
 	if !filepath.IsAbs(l.Command) {
 		cs = append(cs, Warnf(reinstall, "%s starts %q by PATH lookup; hosts started from a GUI or another shell may not find it", where, p(l.Command)))
@@ -172,9 +137,9 @@ func launchChecks(ctx context.Context, in HostInput, s hostconfig.Server, where,
 	fi, err := os.Stat(cmdPath)
 	switch {
 	case err != nil:
-		return append(cs, Failf(reinstall, "%s runs %s, which does not exist (%s)", where, p(l.Command), p(errText(err))))
+		return append(cs, Failf(reinstall, "%s runs %s, which does not exist (%s)", where, p(l.Command), p(errText(err)))), false
 	case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
-		return append(cs, Failf(reinstall, "%s runs %s, which is not an executable file", where, p(l.Command)))
+		return append(cs, Failf(reinstall, "%s runs %s, which is not an executable file", where, p(l.Command))), false
 	}
 	cs = append(cs, Okf("%s: %s", where, p(QuoteArgs(append([]string{l.Command}, l.Args...)))))
 	entryCfg := flagValue(l.Args, "--config")
@@ -192,17 +157,17 @@ func launchChecks(ctx context.Context, in HostInput, s hostconfig.Server, where,
 	}
 	hs, err := hostlaunch.Start(ctx, l, "cgcat-doctor", in.CgcatVersion)
 	if err != nil {
-		c := Failf(reinstall+"; or run the command above yourself to see its error", "started as %s starts it: %s", in.Title, p(err.Error()))
+		c := Failf(reinstall+"; or run the command above yourself to see its error", "started as %s starts it: %s", title, p(err.Error()))
 		if hs != nil && hs.Stderr != "" {
 			for _, line := range hostlaunch.LastLines(hs.Stderr, 5) {
 				c.Notes = append(c.Notes, "stderr: "+p(line))
 			}
 		}
-		return append(cs, c)
+		return append(cs, c), false
 	}
-	started := Okf("started as %s starts it: %s %s answered initialize (protocol %s) and tools/list in %s", in.Title, p(hs.ServerName), p(hs.ServerVersion), p(hs.Protocol), hs.Elapsed.Round(time.Millisecond))
+	started := Okf("started as %s starts it: %s %s answered initialize (protocol %s) and tools/list in %s", title, p(hs.ServerName), p(hs.ServerVersion), p(hs.Protocol), hs.Elapsed.Round(time.Millisecond))
 	if hs.ServerName != "cgcat" {
-		started = Warnf(reinstall, "started as %s starts it, but it answered as %q %s, not cgcat", in.Title, p(hs.ServerName), p(hs.ServerVersion))
+		started = Warnf(reinstall, "started as %s starts it, but it answered as %q %s, not cgcat", title, p(hs.ServerName), p(hs.ServerVersion))
 	}
 	cs = append(cs, started)
 	var missing, notRO []string
@@ -222,8 +187,9 @@ func launchChecks(ctx context.Context, in HostInput, s hostconfig.Server, where,
 		cs = append(cs, Warnf("upgrade cgcat; hosts may ask for approval on every call", "tools: %s, %s; not annotated readOnlyHint: %s", hostconfig.ToolProjects, hostconfig.ToolResolve, strings.Join(notRO, ", ")))
 	default:
 		cs = append(cs, Okf("tools: %s, %s (both readOnlyHint)", hostconfig.ToolProjects, hostconfig.ToolResolve))
+		readOnly = hs.ServerName == "cgcat"
 	}
-	return cs
+	return cs, readOnly
 }
 
 func errText(err error) string {

@@ -2,15 +2,152 @@ package hostconfig
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 )
+
+// Codex is the Codex CLI (and the IDE extensions that share its
+// config.toml).
+const Codex = "codex"
+
+var _ = register(&Host{
+	Name: Codex, Title: "Codex", order: 10,
+	ServersKey: codexServersKey,
+	FileHelp:   "$CODEX_HOME/config.toml (default ~/.codex/config.toml): [mcp_servers.NAME]",
+	ConfigFile: func(env Env, _ string) (string, error) {
+		home := env.get("CODEX_HOME")
+		if home == "" {
+			if env.Home == "" {
+				return "", errors.New("cannot find the Codex config: no $CODEX_HOME and no home directory")
+			}
+			home = filepath.Join(env.Home, ".codex")
+		}
+		home, err := filepath.Abs(home)
+		if err != nil {
+			return "", err
+		}
+		return CodexPath(home), nil
+	},
+	DirMode: 0o700, // Codex keeps its credentials there
+	Upsert:  UpsertCodex,
+	Remove:  RemoveCodex,
+	Leftover: func(src []byte) bool {
+		doc, err := serverShape{toml: true}.decode(src)
+		if err != nil {
+			return false
+		}
+		m, _ := doc[codexServersKey].(map[string]any)
+		return len(doc) == 0 || (len(doc) == 1 && m != nil && len(m) == 0)
+	},
+	Snippet:      func(e Entry) string { return renderCodexTable(e, "\n") },
+	SnippetWhere: "add to %s",
+	SnippetTOML:  true,
+	shape: serverShape{toml: true, timeout: func(m map[string]any) time.Duration {
+		if d := timeoutKey("startup_timeout_sec", time.Second)(m); d > 0 {
+			return d
+		}
+		return timeoutKey("startup_timeout_ms", time.Millisecond)(m)
+	}},
+	PromptPolicy: "Codex runs tools annotated readOnlyHint (both of cgcat's) without asking, unless the entry's approval_mode says \"prompt\"",
+	Launch: LaunchPolicy{
+		// What Codex passes from its own environment to an MCP server
+		// (measured with codex-cli 0.171.0: everything else is dropped,
+		// notably XDG_* and CGCAT_CONFIG, which is why the entry names
+		// --config).
+		EnvAllowlist: []string{
+			"HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
+			"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "PIP_CERT",
+		},
+		Timeout:       10 * time.Second,
+		TimeoutSource: "Codex's startup_timeout_sec default",
+	},
+	CodeGraphAdd: "codex mcp add codegraph -- codegraph serve --mcp",
+	EntryChecks:  codexEntryChecks,
+	Approval:     codexApproval,
+})
+
+func codexEntryChecks(s Server, at EntryAt) (fs []Finding, ok bool) {
+	for _, t := range []string{ToolProjects, ToolResolve} {
+		if list, ok := s.Raw["enabled_tools"].([]any); ok && !containsAny(list, t) {
+			fs = append(fs, found(Fail, "add it to enabled_tools, or: "+at.Reinstall, "", "%s does not enable %s (enabled_tools)", at.Where, t))
+		}
+		if list, ok := s.Raw["disabled_tools"].([]any); ok && containsAny(list, t) {
+			fs = append(fs, found(Fail, "remove it from disabled_tools", "", "%s disables %s (disabled_tools)", at.Where, t))
+		}
+	}
+	return fs, true
+}
+
+// codexToolMode is the approval mode Codex 0.171 applies to one tool of an
+// entry: tools.<tool>.approval_mode, else default_tools_approval_mode,
+// else "auto"; where names the key that set it ("" for the default).
+func codexToolMode(entry map[string]any, tool string) (mode, where string) {
+	tools, _ := entry["tools"].(map[string]any)
+	if t, ok := tools[tool].(map[string]any); ok {
+		if m, ok := t["approval_mode"].(string); ok {
+			return m, "tools." + tool + ".approval_mode"
+		}
+	}
+	if m, ok := entry["default_tools_approval_mode"].(string); ok {
+		return m, "default_tools_approval_mode"
+	}
+	return "auto", ""
+}
+
+// codexApproval reads what decides whether Codex asks before an MCP call
+// (codex-rs mcp_tool_call, 0.171): the tool's approval mode — "approve"
+// never asks, "prompt" always asks, "auto" (the default) and "writes" ask
+// unless the tool is annotated readOnlyHint. approval_policy governs the
+// agent's commands; it does not make a read-only tool ask.
+func codexApproval(in ApprovalInput) []Finding {
+	doc, _ := serverShape{toml: true}.decode(in.Src)
+	policy, _ := doc["approval_policy"].(string)
+	if policy == "" {
+		policy = "the default"
+	} else {
+		policy = fmt.Sprintf("%q", policy)
+	}
+	var fs []Finding
+	var quiet []string
+	for _, t := range []string{ToolProjects, ToolResolve} {
+		mode, where := codexToolMode(in.Ours.Raw, t)
+		key := fmt.Sprintf("mcp_servers.%s.%s", in.Name, where)
+		switch {
+		case mode == "approve":
+			quiet = append(quiet, fmt.Sprintf("%s: %s = \"approve\"", t, key))
+		case mode == "prompt":
+			fs = append(fs, found(Warn, fmt.Sprintf("remove %s from %s, or set it to \"auto\"", key, in.File), WillPrompt,
+				"approval: Codex will ask before every call of %s (%s = \"prompt\"; readOnlyHint does not help then; approval_policy is %s)", t, key, policy))
+		case mode != "auto" && mode != "writes":
+			fs = append(fs, found(Warn, fmt.Sprintf("set %s to \"auto\", \"writes\", \"approve\" or \"prompt\" in %s", key, in.File), "",
+				"approval: %s = %q, which Codex 0.171 does not know; it may refuse the config", key, mode))
+		case !in.ReadOnly:
+			fs = append(fs, found(Info, "", "", "approval: not checked for %s: with approval mode %q Codex asks unless the tool is annotated readOnlyHint, and the server did not show its tools", t, mode))
+		default:
+			how := "approval mode \"auto\" (the default)"
+			if where != "" {
+				how = fmt.Sprintf("%s = %q", key, mode)
+			}
+			quiet = append(quiet, fmt.Sprintf("%s: %s and readOnlyHint", t, how))
+		}
+	}
+	if len(quiet) == 2 {
+		fs = append(fs, found(OK, "", "", "approval: Codex runs cgcat's tools without asking (%s; approval_policy %s governs commands, not these calls)", strings.Join(quiet, "; "), policy))
+	}
+	return fs
+}
+
+func containsAny(list []any, s string) bool {
+	return slices.Contains(list, any(s))
+}
 
 // CodexPath returns the Codex user configuration file inside codexHome
 // ($CODEX_HOME, by default ~/.codex; the caller resolves it). It returns ""

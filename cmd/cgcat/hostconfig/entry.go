@@ -133,39 +133,27 @@ func (e Entry) args() []string {
 // Args are the arguments after the cgcat command, as every host runs them.
 func (e Entry) Args() []string { return e.args() }
 
-// Snippets returns the host configuration fragments (R24)
-// with the real absolute paths, for `cgcat install --print`. They are
-// fragments to merge by hand, not whole files. Invalid UTF-8 in a path is
-// replaced by U+FFFD (Upsert refuses such paths).
-func Snippets(e Entry) (codexTOML, opencodeJSON string) {
+// Printable returns e with invalid UTF-8 in its paths replaced by U+FFFD,
+// for showing a snippet (Upsert refuses such paths).
+func (e Entry) Printable() Entry {
 	e.Command = strings.ToValidUTF8(e.Command, "\uFFFD")
 	e.ConfigPath = strings.ToValidUTF8(e.ConfigPath, "\uFFFD")
-	codexTOML = renderCodexTable(e, "\n")
-	var b strings.Builder
-	b.WriteString("{\n  \"mcp\": {\n    ")
-	b.WriteString(jsonString(e.Name))
-	b.WriteString(": ")
-	b.WriteString(renderObject(opencodeFields(e), "    ", "  ", "\n", true))
-	b.WriteString("\n  }\n}\n")
-	return codexTOML, b.String()
+	return e
 }
 
-// Snippet returns the configuration fragment for one host (Hosts), with
-// the real absolute paths, for `cgcat install --print`.
+// Snippets returns the Codex and OpenCode configuration fragments (R24)
+// with the real absolute paths.
+func Snippets(e Entry) (codexTOML, opencodeJSON string) {
+	return Snippet(Codex, e), Snippet(OpenCode, e)
+}
+
+// Snippet returns the configuration fragment for the host called host,
+// with the real absolute paths, for `cgcat install --print`: a fragment to
+// merge by hand, not a whole file.
 func Snippet(host string, e Entry) string {
-	e.Command = strings.ToValidUTF8(e.Command, "\uFFFD")
-	e.ConfigPath = strings.ToValidUTF8(e.ConfigPath, "\uFFFD")
-	codex, opencode := Snippets(e)
-	var fields []field
-	switch host {
-	case Codex:
-		return codex
-	case OpenCode:
-		return opencode
-	case Claude:
-		fields = claudeFields(e)
-	default:
-		fields = geminiFields(e)
+	h, ok := ByName(host)
+	if !ok {
+		return ""
 	}
-	return "{\n  \"mcpServers\": {\n    " + jsonString(e.Name) + ": " + renderObject(fields, "    ", "  ", "\n", true) + "\n  }\n}\n"
+	return h.Snippet(e.Printable())
 }

@@ -8,9 +8,81 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tailscale/hujson"
 )
+
+// OpenCode is OpenCode 1.x.
+const OpenCode = "opencode"
+
+var _ = register(&Host{
+	Name: OpenCode, Title: "OpenCode", order: 20,
+	ServersKey:   "mcp",
+	FileHelp:     "the existing opencode.json or opencode.jsonc in $XDG_CONFIG_HOME/opencode\n(default ~/.config/opencode), or in --project DIR: mcp.NAME",
+	ConfigFile:   opencodeFile,
+	Project:      true,
+	DirMode:      0o755,
+	Upsert:       UpsertOpenCode,
+	Remove:       RemoveOpenCode,
+	Leftover:     jsonLeftover("mcp", "$schema"),
+	Snippet:      jsonSnippet("mcp", opencodeFields),
+	SnippetWhere: "merge into the \"mcp\" object of %s",
+	ConfigNote: func(env Env, project string) string {
+		if oc := env.get("OPENCODE_CONFIG"); oc != "" && project == "" {
+			return "$OPENCODE_CONFIG is set (" + oc + "); OpenCode merges that file too"
+		}
+		return ""
+	},
+	shape: serverShape{commandList: true, envKey: "environment", skip: "servers", // "servers": the OpenCode 2 shape
+		timeout: timeoutKey("timeout", time.Millisecond)},
+	PromptPolicy: "OpenCode runs MCP tools without asking unless its permission settings say otherwise",
+	Launch:       LaunchPolicy{Timeout: 5 * time.Second, TimeoutSource: "OpenCode's default for listing a server's tools"},
+	// CodeGraph 1.6.1's own installer writes OpenCode 2's "mcp.servers".
+	CodeGraphAdd: `add "codegraph": {"type": "local", "command": ["codegraph", "serve", "--mcp"], "enabled": true} to the "mcp" object by hand`,
+	EntryChecks: func(s Server, at EntryAt) (fs []Finding, ok bool) {
+		if t, _ := s.Raw["type"].(string); t != "local" {
+			return []Finding{found(Fail, at.Reinstall, "", "%s has type %q; cgcat is a \"local\" (stdio) server", at.Where, t)}, false
+		}
+		if _, has := s.Raw["args"]; has {
+			fs = append(fs, found(Fail, "put the arguments into \"command\" (one list), or: "+at.Reinstall, "", "%s has an \"args\" key, which OpenCode 1.x ignores", at.Where))
+		}
+		return fs, true
+	},
+	Approval: opencodeApproval,
+})
+
+// opencodeFile is the opencode.json(c) to edit: in the project directory
+// when given, else in $XDG_CONFIG_HOME/opencode (~/.config/opencode). A
+// missing file means opencode.json there.
+func opencodeFile(env Env, project string) (string, error) {
+	var dir string
+	if project != "" {
+		abs, err := filepath.Abs(project)
+		if err != nil {
+			return "", err
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return "", fmt.Errorf("--project %s: %w", abs, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("--project %s is not a directory", abs)
+		}
+		dir = abs
+	} else {
+		cfg, err := env.dir("XDG_CONFIG_HOME", ".config")
+		if err != nil {
+			return "", fmt.Errorf("cannot find the OpenCode config: %v", err)
+		}
+		dir = filepath.Join(cfg, "opencode")
+	}
+	path, err := FindOpenCode(dir)
+	if err != nil || path != "" {
+		return path, err
+	}
+	return filepath.Join(dir, OpenCodeJSON), nil
+}
 
 // OpenCode 1.x config file names, in a global ($XDG_CONFIG_HOME/opencode)
 // or project directory.

@@ -7,21 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/pelletier/go-toml/v2"
-	"github.com/tailscale/hujson"
 )
-
-// Host names, as the CLI spells them.
-const (
-	Codex    = "codex"
-	OpenCode = "opencode"
-	Claude   = "claude"
-	Gemini   = "gemini"
-)
-
-// Hosts lists every host cgcat installs into, in the order it shows them.
-var Hosts = []string{Codex, OpenCode, Claude, Gemini}
 
 // Server is one MCP server entry as a host config declares it, read for
 // checks (doctor) and for finding CodeGraph's own entry (install).
@@ -48,59 +34,24 @@ type Server struct {
 	Problem string
 }
 
-// ReadServers returns the MCP servers a host's config file declares,
-// sorted by name. src is the file's content.
+// ReadServers returns the MCP servers the config file of the host called
+// host declares, sorted by name.
 func ReadServers(host string, src []byte) ([]Server, error) {
-	doc := map[string]any{}
-	var key string
-	switch host {
-	case Codex:
-		if err := toml.Unmarshal(src, &doc); err != nil {
-			return nil, fmt.Errorf("%w as TOML: %v", ErrUnparsable, describeTOMLError(src, err))
-		}
-		key = codexServersKey
-	case OpenCode, Claude, Gemini:
-		std, err := hujson.Standardize(slices.Clone(src)) // it works in place
-		if err == nil {
-			err = json.Unmarshal(std, &doc)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w as JSON/JSONC: %v", ErrUnparsable, err)
-		}
-		key = "mcpServers"
-		if host == OpenCode {
-			key = "mcp"
-		}
-	default:
+	h, ok := ByName(host)
+	if !ok {
 		return nil, fmt.Errorf("unknown host %q", host)
 	}
-	raw, _ := doc[key].(map[string]any)
-	var out []Server
-	for name, v := range raw {
-		m, ok := v.(map[string]any)
-		if !ok {
-			out = append(out, Server{Name: name, Problem: fmt.Sprintf("%s.%s is not an object/table", key, name)})
-			continue
-		}
-		if host == OpenCode && name == "servers" {
-			continue // the OpenCode 2 shape: not a server
-		}
-		out = append(out, readServer(host, name, m))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return h.ReadServers(src)
 }
 
-func readServer(host, name string, m map[string]any) Server {
+// read decodes one server entry.
+func (sh serverShape) read(name string, m map[string]any) Server {
 	s := Server{Name: name, Raw: m, Env: map[string]string{}}
 	s.URL, _ = m["url"].(string)
 	if s.URL == "" {
 		s.URL, _ = m["httpUrl"].(string) // Gemini CLI
 	}
-	if host == OpenCode {
-		if t, _ := m["type"].(string); t == "remote" {
-			s.URL, _ = m["url"].(string)
-		}
+	if sh.commandList {
 		cmd, ok := stringList(m["command"])
 		switch {
 		case !ok:
@@ -116,9 +67,9 @@ func readServer(host, name string, m map[string]any) Server {
 		}
 		s.Args = args
 	}
-	envKey := "env"
-	if host == OpenCode {
-		envKey = "environment"
+	envKey := sh.envKey
+	if envKey == "" {
+		envKey = "env"
 	}
 	if env, ok := m[envKey].(map[string]any); ok {
 		for k, v := range env {
@@ -135,17 +86,8 @@ func readServer(host, name string, m map[string]any) Server {
 	if dis, ok := m["disabled"].(bool); ok && dis {
 		s.Disabled = "disabled = true"
 	}
-	switch host {
-	case Codex:
-		if n, ok := number(m["startup_timeout_sec"]); ok && n > 0 {
-			s.Timeout = time.Duration(n * float64(time.Second))
-		} else if n, ok := number(m["startup_timeout_ms"]); ok && n > 0 {
-			s.Timeout = time.Duration(n * float64(time.Millisecond))
-		}
-	case OpenCode, Gemini:
-		if n, ok := number(m["timeout"]); ok && n > 0 {
-			s.Timeout = time.Duration(n * float64(time.Millisecond))
-		}
+	if sh.timeout != nil {
+		s.Timeout = sh.timeout(m)
 	}
 	return s
 }
@@ -205,12 +147,23 @@ func IsCodeGraph(s Server) bool {
 	return named && slices.Contains(s.Args, "serve") && slices.Contains(s.Args, "--mcp")
 }
 
-// FindCodeGraph returns the name of the entry that starts CodeGraph's MCP
-// server: an enabled one first, and the conventional name before others.
+// IsCodeGraphHTTP reports whether s is CodeGraph's MCP server reached over
+// HTTP: a URL entry under CodeGraph's conventional name, or whose URL names
+// codegraph. A URL alone cannot say more; doctor checks what it can of
+// such an entry (the path space, seed section 10).
+func IsCodeGraphHTTP(s Server) bool {
+	if s.URL == "" {
+		return false
+	}
+	return s.Name == DefaultCodeGraphServer || strings.Contains(strings.ToLower(s.URL), "codegraph")
+}
+
+// FindCodeGraph returns CodeGraph's own entry: an enabled one first, a
+// stdio one before one over HTTP, and the conventional name before others.
 func FindCodeGraph(servers []Server) (Server, bool) {
 	var found []Server
 	for _, s := range servers {
-		if IsCodeGraph(s) {
+		if IsCodeGraph(s) || IsCodeGraphHTTP(s) {
 			found = append(found, s)
 		}
 	}
@@ -221,6 +174,9 @@ func FindCodeGraph(servers []Server) (Server, bool) {
 		a, b := found[i], found[j]
 		if (a.Disabled == "") != (b.Disabled == "") {
 			return a.Disabled == ""
+		}
+		if (a.URL == "") != (b.URL == "") {
+			return a.URL == ""
 		}
 		return a.Name == DefaultCodeGraphServer && b.Name != DefaultCodeGraphServer
 	})
@@ -243,19 +199,4 @@ func CodeGraphServerOf(args []string) string {
 		}
 	}
 	return DefaultCodeGraphServer
-}
-
-// CodeGraphAddCommand is how a person registers CodeGraph's MCP server in
-// host under the conventional name.
-func CodeGraphAddCommand(host string) string {
-	switch host {
-	case Codex:
-		return "codex mcp add codegraph -- codegraph serve --mcp"
-	case Claude:
-		return "claude mcp add --scope user codegraph -- codegraph serve --mcp"
-	case Gemini:
-		return "gemini mcp add --scope user codegraph codegraph serve --mcp"
-	}
-	// CodeGraph 1.6.1's own installer writes OpenCode 2's "mcp.servers".
-	return `add "codegraph": {"type": "local", "command": ["codegraph", "serve", "--mcp"], "enabled": true} to the "mcp" object by hand`
 }

@@ -34,7 +34,7 @@ func TestWriteWithBackupExisting(t *testing.T) {
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
 		}
-		backup, err := WriteWithBackup(p, []byte("new\n"), testNow)
+		backup, err := WriteWithBackup(p, []byte("new\n"), testNow, Backups{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestWriteWithBackupExisting(t *testing.T) {
 		}
 
 		// A second write in the same second gets its own backup.
-		backup2, err := WriteWithBackup(p, []byte("newer\n"), testNow)
+		backup2, err := WriteWithBackup(p, []byte("newer\n"), testNow, Backups{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestWriteWithBackupExisting(t *testing.T) {
 func TestWriteWithBackupNewFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "opencode.json")
-	backup, err := WriteWithBackup(p, []byte("{}\n"), testNow)
+	backup, err := WriteWithBackup(p, []byte("{}\n"), testNow, Backups{})
 	if err != nil || backup != "" {
 		t.Fatalf("backup=%q err=%v", backup, err)
 	}
@@ -109,7 +109,7 @@ func TestWriteWithBackupFollowsSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip(err)
 	}
-	backup, err := WriteWithBackup(link, []byte("new\n"), testNow)
+	backup, err := WriteWithBackup(link, []byte("new\n"), testNow, Backups{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +126,10 @@ func TestWriteWithBackupFollowsSymlink(t *testing.T) {
 
 func TestWriteWithBackupErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := WriteWithBackup(dir, []byte("x"), testNow); err == nil {
+	if _, err := WriteWithBackup(dir, []byte("x"), testNow, Backups{}); err == nil {
 		t.Error("writing over a directory succeeded")
 	}
-	if _, err := WriteWithBackup(filepath.Join(dir, "missing", "config.toml"), []byte("x"), testNow); err == nil {
+	if _, err := WriteWithBackup(filepath.Join(dir, "missing", "config.toml"), []byte("x"), testNow, Backups{}); err == nil {
 		t.Error("writing into a missing directory succeeded")
 	}
 	if names := dirNames(t, dir); len(names) != 0 {

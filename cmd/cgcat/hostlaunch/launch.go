@@ -29,33 +29,13 @@ type Launch struct {
 	Timeout time.Duration // initialize + tools/list
 }
 
-// codexEnvAllowlist is what Codex passes from its own environment to an MCP
-// server (measured with codex-cli 0.171.0: everything else is dropped,
-// notably XDG_* and CGCAT_CONFIG, which is why the entry names --config).
-var codexEnvAllowlist = []string{
-	"HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
-	"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "PIP_CERT",
-}
-
-// DefaultTimeout is each host's own limit for a server to answer
-// initialize and tools/list when its entry sets none.
-func DefaultTimeout(host string) time.Duration {
-	switch host {
-	case hostconfig.Codex:
-		return 10 * time.Second
-	case hostconfig.OpenCode:
-		return 5 * time.Second // OpenCode's default for listing a server's tools
-	}
-	return 30 * time.Second // Claude Code (MCP_TIMEOUT) and Gemini CLI wait longer
-}
-
-// For returns how host starts s, from the host's own environment environ
+// For returns how host h starts s, from the host's own environment environ
 // (os.Environ() of the process that runs the host). dir is the working
 // directory used when the entry names none.
-func For(host string, s hostconfig.Server, environ []string, dir string) Launch {
+func For(h *hostconfig.Host, s hostconfig.Server, environ []string, dir string) Launch {
 	env := map[string]string{}
-	if host == hostconfig.Codex {
-		for _, k := range append(slices.Clone(codexEnvAllowlist), s.EnvVars...) {
+	if h.Launch.EnvAllowlist != nil {
+		for _, k := range append(slices.Clone(h.Launch.EnvAllowlist), s.EnvVars...) {
 			if v, ok := lookup(environ, k); ok {
 				env[k] = v
 			}
@@ -75,7 +55,7 @@ func For(host string, s hostconfig.Server, environ []string, dir string) Launch 
 		l.Dir = dir
 	}
 	if l.Timeout == 0 {
-		l.Timeout = DefaultTimeout(host)
+		l.Timeout = h.Launch.Timeout
 	}
 	return l
 }

@@ -35,7 +35,7 @@ type op struct {
 func (r *run) ops() []op {
 	has := func(f func(*proj) bool) bool { return slices.ContainsFunc(r.m.live(), f) }
 	always := func() bool { return true }
-	return []op{
+	ops := []op{
 		{"create", 14, func() bool { return len(r.m.live()) < maxLive }, r.opCreate},
 		{"remove-index", 4, func() bool { return has(func(p *proj) bool { return p.indexed }) }, r.opRemoveIndex},
 		{"reindex", 3, func() bool { return has(func(p *proj) bool { return !p.indexed }) }, r.opReindex},
@@ -62,6 +62,7 @@ func (r *run) ops() []op {
 		{"unmount", 1, func() bool { return len(r.w.mounts) > 0 }, r.opUnmount},
 		{"settle", 3, always, func() { r.settle() }},
 	}
+	return append(ops, r.hostileOps()...)
 }
 
 func (r *run) doStep() {
@@ -197,6 +198,11 @@ func (r *run) writeConfig(why string) {
 	if err := r.w.writeConfig(r.c, r.gbConf); err != nil {
 		r.t.Fatal(err)
 	}
+	r.configWritten(why)
+}
+
+// configWritten records that the config file now says r.c.
+func (r *run) configWritten(why string) {
 	r.lastConfig = r.step
 	// Every process loads the new file before its next answer (R37), and
 	// resolves the deny roots again as they are now.
