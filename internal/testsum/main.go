@@ -134,6 +134,7 @@ type summary struct {
 	output   map[string][]string  // "pkg\x00test" → its output lines
 	pkgOut   map[string][]string  // package-level output (build errors, panics)
 	failed   []string             // "pkg TestName" and "pkg (build)" in order
+	skipped  []string             // "pkg TestName: why"
 	tests    map[string]int       // action → count of tests
 	packages map[string]int       // action → count of packages
 }
@@ -181,6 +182,9 @@ func (s *summary) add(e event) {
 	case e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 		s.tests[e.Action]++
 		k := e.Package + "\x00" + e.Test
+		if e.Action == "skip" && !strings.Contains(e.Test, "/") {
+			s.skipped = append(s.skipped, short(e.Package)+" "+e.Test+": "+skipReason(s.output[k]))
+		}
 		if e.Action == "fail" {
 			s.failed = append(s.failed, e.Package+" "+e.Test)
 			s.say("FAIL %s %s (%.1fs)", short(e.Package), e.Test, e.Elapsed)
@@ -269,10 +273,27 @@ func (s *summary) heartbeat(quiet time.Duration) {
 func (s *summary) finish() bool {
 	s.say("%d packages: %d ok, %d failed, %d without tests; tests: %d passed, %d failed, %d skipped",
 		s.done, s.packages["pass"], s.packages["fail"], s.packages["skip"], s.tests["pass"], s.tests["fail"], s.tests["skip"])
+	for _, sk := range s.skipped {
+		fmt.Fprintln(s.w, "skipped "+sk)
+	}
 	for _, f := range s.failed {
 		fmt.Fprintln(s.w, "FAIL "+f)
 	}
 	return len(s.failed) == 0 && s.packages["fail"] == 0
+}
+
+// skipReason is the first line a skipped test logged (its t.Skip message).
+func skipReason(lines []string) string {
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") {
+			if len(l) > 200 {
+				l = l[:200] + "..."
+			}
+			return l
+		}
+	}
+	return "(no reason given)"
 }
 
 // short drops the module path: the lines stay readable.
