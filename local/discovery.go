@@ -28,6 +28,9 @@ const (
 	GapOffline    GapKind = "offline"    // a discovery root is not reachable
 	GapName       GapKind = "name"       // a name that cannot travel through JSON exactly
 	GapDepth      GapKind = "maxDepth"   // not entered: discovery.maxDepth
+	// GapRejected is no gap in coverage: an index file that is there and
+	// refused by the project rule (ScanState.Rejected).
+	GapRejected GapKind = "rejectedIndex"
 )
 
 // Gap is a place discovery did not cover, and why.
@@ -74,9 +77,18 @@ type ScanState struct {
 	LastCompleted time.Time `json:"lastCompleted"` // when the last pass finished
 	// Roots is, per discovery root (keyed by pathid.Key), what the last pass
 	// that finished it found.
-	Roots     map[string]RootCoverage `json:"roots,omitempty"`
-	Rounds    uint64                  `json:"rounds"`
-	LastRound Round                   `json:"lastRound"`
+	Roots map[string]RootCoverage `json:"roots,omitempty"`
+	// Rejected are the index files the last finished pass found and
+	// refused (a codegraph.db under 100 bytes, not SQLite, not a regular
+	// file), with the reason: named by scan, doctor and config check, never
+	// skipped in silence. At most MaxGaps; RejectedCount counts them all.
+	// PassRejected gathers them while a pass runs.
+	Rejected          []Gap  `json:"rejected,omitempty"`
+	RejectedCount     int    `json:"rejectedCount,omitempty"`
+	PassRejected      []Gap  `json:"passRejected,omitempty"`
+	PassRejectedCount int    `json:"passRejectedCount,omitempty"`
+	Rounds            uint64 `json:"rounds"`
+	LastRound         Round  `json:"lastRound"`
 	// Scanner is the pid of the process that last wrote this state.
 	Scanner int `json:"scanner,omitempty"`
 }

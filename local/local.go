@@ -13,8 +13,8 @@
 // meta (bounded metadata reading), lease (one process per job), scan
 // (discovery), store (the LevelDB catalog and its key space), view (the
 // published copy readers follow), search (ranking), catalog (the read model
-// every answer comes from), refresh (the discovery loop) and fixture (test
-// helpers).
+// every answer comes from), refresh (the discovery loop, and following the
+// disk), watch (file events) and fixture (test helpers).
 //
 // Nothing under local speaks MCP, talks to GBrain, runs a project's code or
 // opens a CodeGraph database, and nothing here imports a package outside
@@ -87,6 +87,7 @@ type Metadata struct {
 	Name        string   `json:"name,omitempty"`        // best display name (manifest, hint file, else folder name)
 	Description string   `json:"description,omitempty"` // manifest or hint-file description
 	Packages    []string `json:"packages,omitempty"`    // package / module names declared by manifests
+	Version     string   `json:"version,omitempty"`     // release declared by the first manifest that has one
 	Keywords    []string `json:"keywords,omitempty"`
 	Aliases     []string `json:"aliases,omitempty"` // from codegraph/project.json
 	Tags        []string `json:"tags,omitempty"`    // from codegraph/project.json

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 	"unicode/utf8"
 )
 
@@ -42,6 +43,11 @@ type ProjectsArgs struct {
 	// Only the CLI sets it (`cgcat projects --page N`): the tool's schema has
 	// no such argument, agents page with cursors.
 	Offset int
+	// RefreshBudget, set by the CLI only, makes Refresh a real refresh:
+	// every root is walked anew within this budget before the answer, and
+	// so is a miss while no process follows the disk. Zero (the tool):
+	// Refresh schedules a bounded refresh and the answer does not wait.
+	RefreshBudget time.Duration
 }
 
 // Validate checks the bounds every face must keep.

@@ -61,11 +61,13 @@ type Project struct {
 	RevalidateAfterSeconds int      `json:"revalidateAfterSeconds"`
 	Handoff                *Handoff `json:"handoff,omitempty"`
 	// Beyond R17's fields: facts that help an agent tell look-alikes apart.
-	Packages  []string `json:"packages,omitempty"`
-	Branch    string   `json:"branch,omitempty"`
-	Worktree  bool     `json:"worktree,omitempty"`
-	Workspace string   `json:"workspace,omitempty"` // "self": the caller's own workspace project; "related"
-	Why       string   `json:"why,omitempty"`       // why there is no path
+	Packages []string `json:"packages,omitempty"`
+	// Version is the release its first manifest declares.
+	Version   string `json:"version,omitempty"`
+	Branch    string `json:"branch,omitempty"`
+	Worktree  bool   `json:"worktree,omitempty"`
+	Workspace string `json:"workspace,omitempty"` // "self": the caller's own workspace project; "related"
+	Why       string `json:"why,omitempty"`       // why there is no path
 	// MachineID is the machine of a historical project (a GBrain card of a
 	// project that is not on this machine).
 	MachineID string `json:"machineId,omitempty"`
@@ -74,6 +76,12 @@ type Project struct {
 	// Warnings are problems met reading the project's files (a hint file
 	// that does not parse); they never change what is shared.
 	Warnings []string `json:"warnings,omitempty"`
+	// Commit is the commit checked out now, read only for look-alikes
+	// (where it tells clones apart).
+	Commit string `json:"commit,omitempty"`
+	// Lookalike puts this candidate beside the others of the answer that
+	// share its name, a package or its repository.
+	Lookalike *Lookalike `json:"lookalike,omitempty"`
 }
 
 // Handoff is the native CodeGraph call, built only from the checked path.

@@ -195,6 +195,12 @@ type call struct {
 	// sliced: this call moved discovery of an empty catalog on by a slice
 	// (or waited for another process's), R11.
 	sliced bool
+	// refreshed: this call walked every root to the end itself just now
+	// (a CLI run's refresh), so coverage needs no watcher to be complete.
+	refreshed bool
+	// coverWhy is why coverage is partial, with the next step: said by a
+	// listing (a resolve is about one record).
+	coverWhy string
 }
 
 // begin is where both tools start: setup_required without a valid config or
@@ -265,8 +271,8 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	e.MachineID = c.cat.MachineID()
 	e.CatalogRevision = c.cat.Revision()
 	st := c.cat.State()
-	cov, _ := catalog.Coverage(st, c.cfg, c.pol)
-	e.Coverage = string(cov)
+	cov, why := f.coverage(c, st)
+	e.Coverage, c.coverWhy = string(cov), why
 	e.ScanState = "idle"
 	// running is a fact (R36): a live process walks now (it holds the
 	// scan lease and keeps it fresh), or this very call moved an empty

@@ -13,6 +13,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/zeebo/xxh3"
@@ -77,7 +78,11 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		return early, err
 	}
 	if a.Refresh && c.ref != nil {
-		c.ref.Kick()
+		if a.RefreshBudget > 0 {
+			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)
+		} else {
+			c.ref.Kick()
+		}
 	}
 	if c.cat.Len() == 0 && c.cat.State().LastCompleted.IsZero() && c.ref != nil {
 		c.ref.SliceNow(ctx, f.opt.SliceBudget)
@@ -106,11 +111,20 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		}
 	} else {
 		list := f.rank(ctx, c, a.Query, ws)
+		if len(list.ids) == 0 && a.RefreshBudget > 0 && !c.refreshed && c.ref != nil && !refresh.Follows(c.cfg).OK {
+			// A miss, and no process follows the disk: look before saying
+			// so (a project made a moment ago is found now).
+			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)
+			list = f.rank(ctx, c, a.Query, ws)
+		}
 		snap = &snapshot{binding: binding, list: list, revision: c.cat.Revision(), created: f.opt.Now()}
 		offset = a.Offset
 	}
 	e := f.envelope(c, StatusOK)
 	ids := snap.list.ids
+	if c.coverWhy != "" && !f.quietCoverage(c, len(ids)) {
+		e.Message = strings.TrimSpace(e.Message + " " + c.coverWhy)
+	}
 	if a.Query != "" && a.Cursor == "" && (len(ids) == 0 || snap.list.approximate) {
 		e.DidYouMean = c.cat.Suggest(a.Query, c.pol, 5)
 	}
@@ -119,16 +133,18 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		e.Status = StatusNoMatches
 		msg := "No catalogued project matches. This says nothing about code that exists elsewhere"
 		if e.Coverage != string(local.CoverageComplete) {
-			msg += "; discovery has not covered every configured root (or hit a limit), so a matching project may still exist"
+			msg += "; a matching project may still exist where discovery has not looked"
 		}
 		e.Message = strings.TrimSpace(msg + ". " + e.Message)
 		return e, nil
 	}
 	end := min(offset+a.Limit, len(ids))
+	var recs []*local.Project // parallel to e.Projects: nil for a card
 	for i := offset; i < end; i++ {
 		if slug, ok := isCardRef(ids[i]); ok {
 			if cd := c.cat.Card(slug); cd != nil && f.historicalCard(c, cd) {
 				e.Projects = append(e.Projects, f.cardProject(cd, snap.list.reasonsAt(i), AvailabilityHistorical))
+				recs = append(recs, nil)
 			}
 			continue
 		}
@@ -141,7 +157,9 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 			continue // outside this view: omitted without trace (R19)
 		}
 		e.Projects = append(e.Projects, f.project(c, p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
+		recs = append(recs, p)
 	}
+	markLookalikes(e.Projects, recs, c.pol)
 	if end < len(ids) {
 		if snap.id == "" {
 			f.cursors.keep(snap)
@@ -210,6 +228,7 @@ func (f *Frontend) rank(ctx context.Context, c *call, query, ws string) *listing
 	for i, h := range hits {
 		l.ids[i], l.reasons[i] = h.ID, h.Reasons
 	}
+	movedLast(c, l)
 	if f.opt.Recall != nil && c.cfg.GBrain.Enabled && c.cfg.GBrain.SemanticSearch {
 		f.addRecall(ctx, c, l, query)
 	}
@@ -265,6 +284,7 @@ func (f *Frontend) plainListing(c *call, ws string) *listing {
 			return a != local.Missing || since.IsZero() || now.Sub(since) <= retain
 		})
 		l = &listing{ids: kept}
+		movedLast(c, l)
 	} else {
 		l = f.applyWorkspace(c, f.plainListing(c, ""), ws, true)
 	}
@@ -415,4 +435,48 @@ func (f *Frontend) selfProject(c *call, ws string) *local.Project {
 		f.plainMu.Unlock()
 	}
 	return self
+}
+
+// movedLast puts every record whose index moved to a project that is
+// present after all the others (R42): the live project is what an agent
+// should take, whatever the old record's words match. The old record stays
+// in the listing, last, with its movedTo, so an id held from before still
+// leads somewhere; folding it away would hide that id and change totals
+// and cursors. The order is otherwise kept.
+func movedLast(c *call, l *listing) {
+	var moved []int
+	for i, id := range l.ids {
+		if a, _, ok := c.cat.Listed(id); !ok || a == local.Present {
+			continue
+		}
+		if p := c.cat.GetLite(id); p != nil && p.MovedTo != "" && c.cat.Present(p.MovedTo) {
+			moved = append(moved, i)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	isMoved := make([]bool, len(l.ids))
+	for _, i := range moved {
+		isMoved[i] = true
+	}
+	order := make([]int, 0, len(l.ids))
+	for i := range l.ids {
+		if !isMoved[i] {
+			order = append(order, i)
+		}
+	}
+	order = append(order, moved...)
+	ids := make([]string, len(order))
+	var reasons [][]string
+	if l.reasons != nil {
+		reasons = make([][]string, len(order))
+	}
+	for j, i := range order {
+		ids[j] = l.ids[i]
+		if reasons != nil {
+			reasons[j] = l.reasons[i]
+		}
+	}
+	l.ids, l.reasons = ids, reasons
 }

@@ -209,6 +209,12 @@ type configReport struct {
 	GBrainEnabled       bool         `json:"gbrainEnabled"`
 	Warnings            []string     `json:"warnings"`
 	Hints               hintsChecked `json:"hintFiles"`
+	// UnsharedRoots are discovery roots no sharing root covers: their
+	// projects are found and never shown.
+	UnsharedRoots []string `json:"unsharedDiscoveryRoots"`
+	// Rejected are the index files the last scan refused (not projects),
+	// with the reason.
+	Rejected []local.Gap `json:"rejectedIndexFiles"`
 }
 
 // hintsChecked is what config check found in the hint files of the
@@ -243,7 +249,8 @@ func runConfigCheck(ctx context.Context, g *globalOptions, o *configCheckOptions
 	}
 	rep := configReport{Config: cfg.Path, Valid: true, DataDir: cfg.DataDir, DiscoveryRoots: nonNil(cfg.Discovery.Roots),
 		SharingRoots: nonNil(cfg.Sharing.Roots), DenyRoots: nonNil(cfg.Sharing.DenyRoots), ExposeAbsolutePaths: cfg.Sharing.ExposeAbsolutePaths,
-		GBrainEnabled: cfg.GBrain.Enabled, Warnings: nonNil(cfg.Warnings), Hints: checkHintFiles(ctx, cfg)}
+		GBrainEnabled: cfg.GBrain.Enabled, Warnings: nonNil(cfg.Warnings), UnsharedRoots: nonNil(catalog.UnsharedRoots(cfg)), Rejected: []local.Gap{}}
+	rep.Hints = checkHintFiles(ctx, cfg, &rep.Rejected)
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
@@ -269,6 +276,9 @@ func runConfigCheck(ctx context.Context, g *globalOptions, o *configCheckOptions
 	for _, r := range cfg.Sharing.DenyRoots {
 		fmt.Fprintf(out, "deny root: %s\n", local.Printable(r))
 	}
+	for _, r := range rep.UnsharedRoots {
+		fmt.Fprintf(out, "warning: discovery root %s is under no sharing root: its projects are found but never shown (add it, or a parent, to sharing.roots)\n", local.Printable(r))
+	}
 	fmt.Fprintf(out, "absolute paths exposed: %v\n", cfg.Sharing.ExposeAbsolutePaths)
 	fmt.Fprintf(out, "gbrain: enabled=%v\n", cfg.GBrain.Enabled)
 	h := rep.Hints
@@ -283,7 +293,15 @@ func runConfigCheck(ctx context.Context, g *globalOptions, o *configCheckOptions
 			fmt.Fprintf(out, "  %s: %s\n", local.Printable(p.Root), local.Printable(p.Problem))
 		}
 	}
+	printRejected(out, rep.Rejected)
 	return nil
+}
+
+// printRejected names the index files the last scan refused, with why.
+func printRejected(out io.Writer, rejected []local.Gap) {
+	for _, g := range rejected {
+		fmt.Fprintf(out, "not an index: %s (%s)\n", local.Printable(g.Path), local.Printable(g.Why))
+	}
 }
 
 // hintFile is the hint file's name in a project, as problems name it.
@@ -293,7 +311,7 @@ const hintFile = "codegraph/project.json"
 // this configuration shares, as the last scan read the files (reading
 // every project's files here would be a scan). A hidden project's problems
 // are never shown. It never creates a catalog.
-func checkHintFiles(ctx context.Context, cfg *config.Config) hintsChecked {
+func checkHintFiles(ctx context.Context, cfg *config.Config, rejected *[]local.Gap) hintsChecked {
 	h := hintsChecked{Problems: []hintProblem{}}
 	if !cfg.HasRoots() {
 		h.Note = "no roots, so no catalogued projects"
@@ -310,6 +328,9 @@ func checkHintFiles(ctx context.Context, cfg *config.Config) hintsChecked {
 	}
 	pol := catalog.PolicyFrom(cfg)
 	err = st.View(ctx, func(rd *store.Reader) error {
+		if state, err := rd.ScanState(); err == nil {
+			*rejected = append(*rejected, catalog.VisibleRejected(state, pol)...)
+		}
 		return rd.Projects(func(p *local.Project) error {
 			if !pol.AllowsRecord(p) {
 				return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cgcat/cgcat/local"
@@ -68,11 +69,15 @@ projects related to it first.`,
 	cmd.Flags().IntVar(&o.page, "page", 1, "which page to show (1 is the first)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "show every page")
 	cmd.Flags().StringVar(&o.workspace, "workspace", "", "your workspace directory (default: the current directory; a ranking hint: its own project goes last, related ones first; --workspace= for none)")
-	cmd.Flags().BoolVar(&o.refresh, "refresh", false, "schedule a bounded refresh first")
+	cmd.Flags().BoolVar(&o.refresh, "refresh", false, fmt.Sprintf("walk every root anew before answering (at most %s)", cliRefreshBudget))
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show every fact of each project (the detail view)")
 	addJSONFlag(cmd.Flags(), &o.json, "print the tool's envelope as JSON, plus total, page and pages")
 	return cmd
 }
+
+// cliRefreshBudget bounds the refresh `cgcat projects` makes with --refresh,
+// or before answering a miss while no process follows the disk.
+const cliRefreshBudget = 5 * time.Second
 
 // projectsJSON is `cgcat projects --json`: the envelope the tool returns,
 // plus where this page stands in the whole listing.
@@ -139,7 +144,7 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if err != nil {
 		return err
 	}
-	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: ws, Refresh: o.refresh, Offset: (o.page - 1) * o.limit}
+	a := server.ProjectsArgs{Query: query, Limit: o.limit, WorkspacePath: ws, Refresh: o.refresh, Offset: (o.page - 1) * o.limit, RefreshBudget: cliRefreshBudget}
 	if err := a.Validate(); err != nil {
 		return flagError(err)
 	}

@@ -54,6 +54,10 @@ type scanSummary struct {
 	Queued        int        `json:"queued"`
 	ElapsedMs     int64      `json:"elapsedMs"`
 	DirsPerSecond float64    `json:"dirsPerSecond"`
+	// Rejected are index files refused by the project rule, with why;
+	// UnsharedRoots are discovery roots no sharing root covers.
+	Rejected      []scan.Gap `json:"rejectedIndexFiles"`
+	UnsharedRoots []string   `json:"unsharedDiscoveryRoots"`
 }
 
 func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut io.Writer) error {
@@ -99,6 +103,12 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 		vis := visibleGaps(st.PassGaps, pol)
 		sum.Coverage, sum.Gaps, sum.GapCount = scan.CoveragePartial, vis, len(vis)+st.PassGapCount-len(st.PassGaps)
 	}
+	sum.Rejected = catalog.VisibleRejected(st, pol)
+	if st.PassRunning {
+		sum.Rejected = catalog.VisibleRejected(local.ScanState{Rejected: st.PassRejected}, pol)
+	}
+	sum.Rejected = append([]scan.Gap{}, sum.Rejected...)
+	sum.UnsharedRoots = append([]string{}, catalog.UnsharedRoots(cfg)...)
 	el := time.Since(start)
 	sum.ElapsedMs = el.Milliseconds()
 	if el > 0 {
@@ -122,6 +132,12 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	}
 	if sum.GapCount > len(sum.Gaps) {
 		fmt.Fprintf(out, "  … and %d more places not covered\n", sum.GapCount-len(sum.Gaps))
+	}
+	for _, g := range sum.Rejected {
+		fmt.Fprintf(out, "  not an index: %s (%s)\n", local.Printable(g.Path), local.Printable(g.Why))
+	}
+	for _, r := range sum.UnsharedRoots {
+		fmt.Fprintf(out, "  warning: discovery root %s is under no sharing root: its projects are found but never shown (add it, or a parent, to sharing.roots)\n", local.Printable(r))
 	}
 	return nil
 }

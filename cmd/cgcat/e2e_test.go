@@ -137,15 +137,24 @@ func baseEnv(home string, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// ---- the fixture: three real CodeGraph projects -------------------------
+// ---- the fixture: real CodeGraph projects --------------------------------
 
 type e2eProjects struct {
 	root    string // the discovery root
 	b, c, d string // project roots (d is nested inside b)
 	bSrc    string // a plain subdirectory of b
 	decoy   string // a subdirectory of b whose .codegraph has no codegraph.db
-	home    string
+	// Two checkouts of one package, @acme/sdk 1.4.0 and 2.1.0: same name,
+	// told apart only by what cgcat reads (the version).
+	sdk1, sdk2 string
+	// a is the agents' own workspace, outside the discovery root. a, b and
+	// c each define formatReceipt: the source distinction of seed 13.2.
+	a    string
+	home string
 }
+
+// e2eIndexed lists the catalogued projects: every indexed root but a.
+func (p *e2eProjects) e2eIndexed() []string { return []string{p.b, p.c, p.d, p.sdk1, p.sdk2} }
 
 var (
 	fixtureOnce sync.Once
@@ -160,8 +169,9 @@ func cleanupE2E() {
 	}
 }
 
-// e2eFixture makes (once per test run) B, C and nested D with distinct
-// symbols and indexes each with the real `codegraph init -y`.
+// e2eFixture makes (once per test run) B, C, nested D, two checkouts of
+// @acme/sdk and the workspace A, with distinct symbols (and formatReceipt
+// in A, B and C), and indexes each with the real `codegraph init -y`.
 func e2eFixture(t *testing.T) *e2eProjects {
 	t.Helper()
 	codegraph := e2eTool(t, "codegraph")
@@ -177,11 +187,20 @@ func e2eFixture(t *testing.T) *e2eProjects {
 		p.d = filepath.Join(p.b, "plugins", "durian")
 		p.bSrc = filepath.Join(p.b, "src")
 		p.decoy = filepath.Join(p.b, "tools", "decoy")
+		p.sdk1 = filepath.Join(p.root, "acme-sdk")
+		p.sdk2 = filepath.Join(p.root, "vendor", "acme-sdk")
+		p.a = filepath.Join(base, "workspace-a")
 		files := map[string]string{
 			filepath.Join(p.b, "package.json"):                 `{"name": "@fruit/banana-sdk", "description": "Client for the banana order service", "version": "1.0.0"}`,
-			filepath.Join(p.b, "src", "orders.ts"):             "export class BananaOrdersClient {\n  createBananaOrder(id: string): string { return \"banana-\" + id; }\n}\nexport function bananaHelper(): number { return 42; }\n",
+			filepath.Join(p.b, "src", "orders.ts"):             "export class BananaOrdersClient {\n  createBananaOrder(id: string): string { return \"banana-\" + id; }\n}\nexport function bananaHelper(): number { return 42; }\nexport function formatReceipt(order: string): string { return \"banana receipt \" + order; }\n",
 			filepath.Join(p.c, "package.json"):                 `{"name": "@fruit/cherry-ledger", "description": "Cherry ledger service", "version": "1.0.0"}`,
-			filepath.Join(p.c, "src", "ledger.ts"):             "export class CherryLedgerService {\n  postCherryEntry(amount: number): number { return amount * 2; }\n}\nexport function cherryHelper(): number { return 7; }\n",
+			filepath.Join(p.c, "src", "ledger.ts"):             "export class CherryLedgerService {\n  postCherryEntry(amount: number): number { return amount * 2; }\n}\nexport function cherryHelper(): number { return 7; }\nexport function formatReceipt(entry: number): string { return \"cherry receipt \" + entry; }\n",
+			filepath.Join(p.sdk1, "package.json"):              `{"name": "@acme/sdk", "description": "Acme API client", "version": "1.4.0"}`,
+			filepath.Join(p.sdk1, "src", "client.ts"):          "export class AcmeClient {\n  legacyConnect(url: string): boolean { return url.length > 0; }\n}\n",
+			filepath.Join(p.sdk2, "package.json"):              `{"name": "@acme/sdk", "description": "Acme API client", "version": "2.1.0"}`,
+			filepath.Join(p.sdk2, "src", "client.ts"):          "export class AcmeClient {\n  openSession(token: string): string { return \"session-\" + token; }\n}\n",
+			filepath.Join(p.a, "package.json"):                 `{"name": "workspace-a", "description": "The agent's own workspace", "version": "0.1.0"}`,
+			filepath.Join(p.a, "src", "app.ts"):                "export function formatReceipt(total: number): string { return \"workspace receipt \" + total; }\n",
 			filepath.Join(p.d, "package.json"):                 `{"name": "@fruit/durian-plugin", "description": "Durian plugin registry", "version": "1.0.0"}`,
 			filepath.Join(p.d, "src", "durian.ts"):             "export class DurianPluginRegistry {\n  registerDurianPlugin(name: string): boolean { return name.length > 0; }\n}\n",
 			filepath.Join(p.decoy, "tool.ts"):                  "export const decoyTool = 1;\n",
@@ -203,8 +222,9 @@ func e2eFixture(t *testing.T) *e2eProjects {
 			return
 		}
 		var wg sync.WaitGroup
-		errs := make([]error, 3)
-		for i, dir := range []string{p.b, p.c, p.d} {
+		indexed := append(p.e2eIndexed(), p.a)
+		errs := make([]error, len(indexed))
+		for i, dir := range indexed {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -373,12 +393,12 @@ func TestE2ECodeGraphHandoff(t *testing.T) {
 	start := time.Now()
 	p := e2eFixture(t)
 	codegraph := e2eTool(t, "codegraph")
-	t.Logf("fixture with 3 real CodeGraph indexes ready in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("fixture with %d real CodeGraph indexes ready in %s", len(p.e2eIndexed())+1, time.Since(start).Round(time.Millisecond))
 
 	cfg := e2eConfig(t, p)
 	neutral := canonTemp(t)
 	cg := startMCP(t, neutral, baseEnv(p.home), cgcatBin(t), "serve", "--config", cfg)
-	listing := catalogListing(t, cg, 3)
+	listing := catalogListing(t, cg, len(p.e2eIndexed()))
 
 	// Exactly the three project roots; never a subdirectory, the decoy,
 	// .codegraph or a database file.
@@ -407,7 +427,7 @@ func TestE2ECodeGraphHandoff(t *testing.T) {
 		}
 	}
 	slices.Sort(paths)
-	want := []string{p.b, p.d, p.c}
+	want := p.e2eIndexed()
 	slices.Sort(want)
 	if !slices.Equal(paths, want) {
 		t.Fatalf("catalog paths = %q\nwant %q", paths, want)

@@ -834,6 +834,14 @@ func Recheck(p *local.Project, pol Policy) Check {
 		if ck.Availability == local.Present {
 			ck.Availability = local.Missing
 		}
+		if ck.Availability == local.Missing {
+			// Under a discovery root that is absent or an empty mount
+			// point, a project is on a volume that is offline, not
+			// deleted (R13, R42).
+			if why, off := marker.Offline(top); off {
+				ck.Availability, ck.IndexState, ck.Why = local.Inaccessible, local.MarkerUnknown, why
+			}
+		}
 		return ck
 	}
 	// On a case-insensitive volume a case-only rename keeps the directory

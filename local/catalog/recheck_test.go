@@ -84,3 +84,35 @@ func mustDo(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A project under a discovery root that is absent (a volume unplugged) or
+// an empty mount point is inaccessible, never missing; one whose own folder
+// went while its root stands full is missing.
+func TestRecheckTellsAnOfflineVolumeFromADeletion(t *testing.T) {
+	base := fixture.TempDir(t)
+	for _, tc := range []struct {
+		name   string
+		change func(top, root string)
+		want   local.Availability
+	}{
+		{"root unplugged", func(top, _ string) { mustDo(t, os.Rename(top, top+".away")) }, local.Inaccessible},
+		{"empty mount point", func(top, _ string) {
+			mustDo(t, os.Rename(top, top+".away"))
+			mustDo(t, os.Mkdir(top, 0o755))
+		}, local.Inaccessible},
+		{"project deleted", func(_, root string) { mustDo(t, os.RemoveAll(root)) }, local.Missing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := filepath.Join(base, tc.name)
+			root := filepath.Join(top, "g", "app")
+			fixture.Project(t, root)
+			fixture.Project(t, filepath.Join(top, "g", "other"))
+			pol := Policy{Discovery: []string{top}, Share: []string{top}, ExposePaths: true}
+			p := &local.Project{ID: "cg_a", Root: root}
+			tc.change(top, root)
+			if ck := Recheck(p, pol); ck.OK || ck.Availability != tc.want || ck.Why == "" {
+				t.Fatalf("%+v, want %s", ck, tc.want)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ package marker
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"syscall"
@@ -39,6 +40,11 @@ type Verdict struct {
 	IndexState   local.IndexState
 	Why          string    // when not a present project
 	DB           pathid.ID // identity of codegraph.db, when it was opened
+	// Rejected: a codegraph.db is there but is no index by the rule (not a
+	// regular file, under 100 bytes, not SQLite); Why says which. Scan,
+	// doctor and config check name such files instead of skipping them in
+	// silence.
+	Rejected bool
 }
 
 // Probe applies the project rule (R8) to dir: its own .codegraph/ is a real
@@ -175,13 +181,13 @@ func probeMarkerInfo(d *nofollow.Dir) (Verdict, nofollow.Info) {
 	}
 	switch {
 	case !st.IsRegular():
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file"}, st
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file", Rejected: true}, st
 	case st.Size < minDBSize:
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is too small to be an index"}, st
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: fmt.Sprintf("%s is too small to be an index (%d bytes; an SQLite file has at least %d)", rel, st.Size, minDBSize), Rejected: true}, st
 	}
 	head := make([]byte, len(sqliteMagic))
 	if _, err := io.ReadFull(f, head); err == nil && !bytes.Equal(head, sqliteMagic) {
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not an SQLite file"}, st
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not an SQLite file (its first bytes are not the SQLite header)", Rejected: true}, st
 	}
 	return Verdict{Project: true, Availability: local.Present, IndexState: local.MarkerPresent, DB: st.ID}, st
 }
@@ -203,7 +209,7 @@ func markerErr(d *nofollow.Dir, err error) Verdict {
 	}
 	const rel = Dir + "/" + File
 	if nofollow.IsSymlink(err) {
-		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file"}
+		return Verdict{Availability: local.Present, IndexState: local.MarkerMissing, Why: rel + " is not a regular file", Rejected: true}
 	}
 	v := fromErr(err, rel)
 	if v.Availability == local.Missing {

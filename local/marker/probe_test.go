@@ -149,17 +149,23 @@ func TestProbeMarkerRules(t *testing.T) {
 		{"too small", mk("small", func(d string) {
 			fixture.Write(t, filepath.Join(d, ".codegraph", "codegraph.db"), "SQLite format 3\x00")
 		}),
-			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is too small to be an index"},
+			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is too small to be an index (16 bytes; an SQLite file has at least 100)"},
 		{"not SQLite", mk("notsql", func(d string) {
 			fixture.Write(t, filepath.Join(d, ".codegraph", "codegraph.db"), strings.Repeat("x", 200))
 		}),
-			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is not an SQLite file"},
+			local.Present, local.MarkerMissing, ".codegraph/codegraph.db is not an SQLite file (its first bytes are not the SQLite header)"},
 		{"root gone", filepath.Join(base, "gone"), local.Missing, local.MarkerMissing, "project root is gone"},
 	}
 	for _, tt := range tests {
 		for name, v := range map[string]Verdict{"Probe": Probe(tt.dir), "ProbeRoot": ProbeRoot(tt.dir, base).Verdict} {
 			if v.Project || v.Availability != tt.avail || v.IndexState != tt.state || v.Why != tt.why {
 				t.Errorf("%s: %s: %+v, want %s %s %q", tt.name, name, v, tt.avail, tt.state, tt.why)
+			}
+			// A codegraph.db that is there but is no index is named as
+			// rejected (scan, doctor and config check say so); a
+			// .codegraph without one, or no .codegraph, is not.
+			if want := strings.HasPrefix(tt.why, ".codegraph/codegraph.db is not") || strings.HasPrefix(tt.why, ".codegraph/codegraph.db is too small"); v.Rejected != want {
+				t.Errorf("%s: %s: rejected %v, want %v", tt.name, name, v.Rejected, want)
 			}
 		}
 	}
@@ -214,5 +220,25 @@ func TestProbeNeedsOnlySearchPermission(t *testing.T) {
 	}
 	if c := ProbeRoot(proj, base); !c.Project || c.ID.IsZero() {
 		t.Errorf("search-only root: %+v", c)
+	}
+}
+
+// An absent discovery root, or an empty one (a bare mount point), is an
+// offline volume; one with anything in it is not.
+func TestOfflineRoot(t *testing.T) {
+	base := fixture.Canon(t, t.TempDir())
+	empty := filepath.Join(base, "mnt")
+	full := filepath.Join(base, "code")
+	fixture.Project(t, filepath.Join(full, "p"))
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		root string
+		want bool
+	}{{filepath.Join(base, "unplugged"), true}, {empty, true}, {full, false}, {"", false}} {
+		if why, got := Offline(tt.root); got != tt.want || got && why == "" {
+			t.Errorf("Offline(%q) = %v %q, want %v", tt.root, got, why, tt.want)
+		}
 	}
 }

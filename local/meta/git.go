@@ -63,6 +63,7 @@ func (r *reader) readGit() {
 	}
 	g := &r.m.Git
 	g.Branch, g.Head = Clean(branch, maxItem), commit
+	r.gitDir, r.refsDir = gitDir, gitDir
 	configDir := gitDir
 	if b, ok := r.gitFile(gitDir, "commondir"); ok {
 		// A linked worktree: the config, and the remote, are the main
@@ -75,7 +76,7 @@ func (r *reader) readGit() {
 			r.problemf("git commondir: cannot be resolved")
 			return
 		}
-		g.Worktree, configDir = true, c
+		g.Worktree, configDir, r.refsDir = true, c, c
 		r.keepGitDir(c)
 	} else if !pathid.Within(r.root, gitDir) {
 		// A .git file naming a repository's own git dir outside the root

@@ -14,6 +14,9 @@ type manifest struct {
 	description string
 	packages    []string
 	keywords    []string
+	// version is the release the manifest declares ("2.1.0"): what tells
+	// two checkouts of one package apart.
+	version string
 }
 
 // parser reads one manifest body; file is its name in the root.

@@ -22,6 +22,7 @@ func parsePackageJSON(file string, b []byte) (manifest, error) {
 		Name        json.RawMessage `json:"name"`
 		Description json.RawMessage `json:"description"`
 		Keywords    json.RawMessage `json:"keywords"`
+		Version     json.RawMessage `json:"version"`
 		// TypeScript's marks: declarations shipped, or the compiler used.
 		Types, Typings  json.RawMessage
 		Dependencies    map[string]json.RawMessage `json:"dependencies"`
@@ -34,6 +35,7 @@ func parsePackageJSON(file string, b []byte) (manifest, error) {
 		name:        jsonString(v.Name),
 		description: jsonString(v.Description),
 		keywords:    jsonStrings(v.Keywords),
+		version:     jsonString(v.Version),
 	}
 	m.packages = nonEmpty(m.name)
 	if file == "composer.json" {
@@ -98,6 +100,7 @@ func parseCargo(_ string, b []byte) (manifest, error) {
 		name:        str(pkg["name"]),
 		description: str(pkg["description"]),
 		keywords:    strs(pkg["keywords"]),
+		version:     cmp.Or(str(pkg["version"]), str(ws["version"])),
 	}
 	if m.description == "" {
 		m.description = str(ws["description"])
@@ -121,6 +124,7 @@ func parsePyproject(_ string, b []byte) (manifest, error) {
 		name:        cmp.Or(str(proj["name"]), str(poetry["name"])),
 		description: cmp.Or(str(proj["description"]), str(poetry["description"])),
 		keywords:    append(strs(proj["keywords"]), strs(poetry["keywords"])...),
+		version:     cmp.Or(str(proj["version"]), str(poetry["version"])),
 	}
 	m.packages = nonEmpty(m.name)
 	return withLanguage(m, langPython), nil
@@ -186,7 +190,7 @@ func parseSetupCfg(_ string, b []byte) (manifest, error) {
 		}
 		return ""
 	}
-	m := manifest{name: val("name"), description: val("description", "summary")}
+	m := manifest{name: val("name"), description: val("description", "summary"), version: val("version")}
 	for kw := range strings.FieldsFuncSeq(val("keywords"), func(r rune) bool { return r == ',' || r == '\n' }) {
 		m.keywords = append(m.keywords, kw)
 	}
@@ -260,8 +264,10 @@ func parsePom(_ string, b []byte) (manifest, error) {
 		ArtifactID  string `xml:"artifactId"`
 		Name        string `xml:"name"`
 		Description string `xml:"description"`
+		Version     string `xml:"version"`
 		Parent      struct {
 			GroupID string `xml:"groupId"`
+			Version string `xml:"version"`
 		} `xml:"parent"`
 	}
 	if err := xmlDecoder(b).Decode(&p); err != nil {
@@ -271,7 +277,8 @@ func parsePom(_ string, b []byte) (manifest, error) {
 		return manifest{}, errors.New("root element is not <project>")
 	}
 	group, artifact := cmp.Or(literal(p.GroupID), literal(p.Parent.GroupID)), literal(p.ArtifactID)
-	m := manifest{name: cmp.Or(literal(p.Name), artifact), description: literal(p.Description)}
+	m := manifest{name: cmp.Or(literal(p.Name), artifact), description: literal(p.Description),
+		version: cmp.Or(literal(p.Version), literal(p.Parent.Version))}
 	if group != "" && artifact != "" {
 		m.packages = append(m.packages, group+":"+artifact)
 	}
@@ -289,6 +296,8 @@ func parseCsproj(file string, b []byte) (manifest, error) {
 			AssemblyName string `xml:"AssemblyName"`
 			Description  string `xml:"Description"`
 			PackageTags  string `xml:"PackageTags"`
+			Version      string `xml:"Version"`
+			PackageVer   string `xml:"PackageVersion"`
 		} `xml:"PropertyGroup"`
 	}
 	if err := xmlDecoder(b).Decode(&p); err != nil {
@@ -297,13 +306,14 @@ func parseCsproj(file string, b []byte) (manifest, error) {
 	if p.XMLName.Local != "Project" {
 		return manifest{}, errors.New("root element is not <Project>")
 	}
-	var id, asm, desc, tags string
+	var id, asm, desc, tags, version string
 	for _, g := range p.Groups {
 		id, asm = cmp.Or(id, literal(g.PackageID)), cmp.Or(asm, literal(g.AssemblyName))
 		desc, tags = cmp.Or(desc, literal(g.Description)), cmp.Or(tags, literal(g.PackageTags))
+		version = cmp.Or(version, literal(g.PackageVer), literal(g.Version))
 	}
 	asm = cmp.Or(asm, strings.TrimSuffix(filepath.Base(file), ".csproj"))
-	m := manifest{name: cmp.Or(id, asm), description: desc, packages: nonEmpty(id, asm)}
+	m := manifest{name: cmp.Or(id, asm), description: desc, packages: nonEmpty(id, asm), version: version}
 	for t := range strings.FieldsFuncSeq(tags, func(r rune) bool { return r == ';' || r == ',' }) {
 		m.keywords = append(m.keywords, strings.TrimSpace(t))
 	}

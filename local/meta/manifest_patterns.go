@@ -16,11 +16,12 @@ var (
 	gradleName  = regexp.MustCompile(`(?m)^\s*rootProject\.name\s*=\s*` + quoted)
 	gradleGroup = regexp.MustCompile(`(?m)^\s*(?:project\.)?group\s*(?:=\s*|\s)` + quoted)
 	gradleDesc  = regexp.MustCompile(`(?m)^\s*(?:project\.)?description\s*(?:=\s*|\s)` + quoted)
+	gradleVer   = regexp.MustCompile(`(?m)^\s*(?:project\.)?version\s*(?:=\s*|\s)` + quoted)
 	// flutterSDK is a dependency on the Flutter SDK (sdk: flutter).
 	flutterSDK = regexp.MustCompile(`(?m)^\s+sdk:\s*flutter\s*$`)
 	// kotlinPlugin is the Kotlin Gradle plugin, however it is applied.
 	kotlinPlugin = regexp.MustCompile(`(?m)^\s*(?:kotlin\(\s*"|id\s*\(?\s*["']org\.jetbrains\.kotlin|apply\s+plugin:\s*["']kotlin)`)
-	gemAttr      = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
+	gemAttr      = regexp.MustCompile(`(?m)^\s*\w+\.(name|summary|description|version)\s*=\s*(?:` + quoted + `|%q\{([^}\n]*)\})`)
 )
 
 // firstLiteral returns the first literal value re matches in b.
@@ -37,7 +38,7 @@ func firstLiteral(re *regexp.Regexp, b []byte) string {
 // never evaluated.
 func parseGradle(settings, build []byte) manifest {
 	name, group := firstLiteral(gradleName, settings), firstLiteral(gradleGroup, build)
-	m := manifest{name: name, description: firstLiteral(gradleDesc, build)}
+	m := manifest{name: name, description: firstLiteral(gradleDesc, build), version: firstLiteral(gradleVer, build)}
 	if group != "" && name != "" {
 		m.packages = append(m.packages, group+":"+name)
 	}
@@ -62,12 +63,12 @@ func parseGemspec(_ string, b []byte) (manifest, error) {
 	if len(attrs) == 0 {
 		return manifest{}, errors.New("no name, summary or description")
 	}
-	m := manifest{name: attrs["name"], description: cmp.Or(attrs["description"], attrs["summary"])}
+	m := manifest{name: attrs["name"], description: cmp.Or(attrs["description"], attrs["summary"]), version: attrs["version"]}
 	m.packages = nonEmpty(m.name)
 	return withLanguage(m, langRuby), nil
 }
 
-// parsePubspec reads the top-level name: and description: lines of
+// parsePubspec reads the top-level name:, description: and version: lines of
 // pubspec.yaml, with their indented continuation lines; it is not a YAML
 // parser.
 func parsePubspec(_ string, b []byte) (manifest, error) {
@@ -76,7 +77,7 @@ func parsePubspec(_ string, b []byte) (manifest, error) {
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRight(lines[i], " \t\r")
 		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "name" && key != "description") {
+		if !ok || (key != "name" && key != "description" && key != "version") {
 			continue
 		}
 		val = strings.TrimSpace(val)
@@ -98,10 +99,13 @@ func parsePubspec(_ string, b []byte) (manifest, error) {
 			}
 			val += " " + strings.TrimSpace(next)
 		}
-		if key == "name" && m.name == "" {
+		switch {
+		case key == "name" && m.name == "":
 			m.name = val
-		} else if key == "description" && m.description == "" {
+		case key == "description" && m.description == "":
 			m.description = val
+		case key == "version" && m.version == "":
+			m.version = val
 		}
 	}
 	if m.name == "" && m.description == "" {

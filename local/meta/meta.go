@@ -44,6 +44,7 @@ type Limits struct {
 // Length bounds, in runes, of what Read returns.
 const (
 	maxName     = 200
+	maxVersion  = 64
 	maxDesc     = 500
 	maxReadme   = 400
 	maxItem     = 200 // one entry of a list
@@ -122,7 +123,10 @@ type reader struct {
 
 	hint      *hintFile
 	manifests []manifest
-	m         local.Metadata
+	// The git directory readGit found, and where its branches live (the
+	// main repository's for a linked worktree).
+	gitDir, refsDir string
+	m               local.Metadata
 }
 
 // list reads the root directory once, bounded, so that absent files cost no
@@ -394,7 +398,7 @@ func (r *reader) problemf(format string, args ...any) {
 // manifests in priority order, folder name) and merges the lists.
 func (r *reader) finish(base string) local.Metadata {
 	m := r.m
-	var names, descs []string
+	var names, descs, versions []string
 	if h := r.hint; h != nil {
 		names = append(names, h.Name)
 		descs = append(descs, h.Description)
@@ -405,12 +409,16 @@ func (r *reader) finish(base string) local.Metadata {
 	for _, mf := range r.manifests {
 		names = append(names, mf.name)
 		descs = append(descs, mf.description)
+		versions = append(versions, mf.version)
 		m.Manifests = addList(m.Manifests, maxItems, maxItem, mf.files...)
 		m.Packages = addList(m.Packages, maxItems, maxItem, mf.packages...)
 		m.Keywords = addList(m.Keywords, maxItems, maxItem, mf.keywords...)
 	}
 	m.Name = firstClean(maxName, append(names, base)...)
 	m.Description = firstClean(maxDesc, descs...)
+	// The version of the first manifest (in priority order) that declares
+	// one: package.json's beside a go.mod, Cargo.toml's beside a setup.cfg.
+	m.Version = firstClean(maxVersion, versions...)
 	return m
 }
 

@@ -67,13 +67,13 @@ func read(t testing.TB, root string, lim meta.Limits) local.Metadata {
 
 // summary is the part of Metadata the manifest tests compare.
 type summary struct {
-	Name, Description             string
+	Name, Description, Version    string
 	Packages, Keywords, Manifests []string
 	Problems                      []string
 }
 
 func summarize(m local.Metadata) summary {
-	return summary{m.Name, m.Description, m.Packages, m.Keywords, m.Manifests, m.Problems}
+	return summary{m.Name, m.Description, m.Version, m.Packages, m.Keywords, m.Manifests, m.Problems}
 }
 
 func TestReadManifests(t *testing.T) {
@@ -83,11 +83,11 @@ func TestReadManifests(t *testing.T) {
 		want  summary
 	}{{
 		name:  "package.json",
-		files: map[string]string{"package.json": `{"name":"@acme/widget","description":"Widgets for the web","keywords":["ui","UI","react",7],"workspaces":["a"],"scripts":{"postinstall":"rm -rf /"}}`},
-		want:  summary{Name: "@acme/widget", Description: "Widgets for the web", Packages: []string{"@acme/widget"}, Keywords: []string{"javascript", "nodejs", "ui", "react"}, Manifests: []string{"package.json"}},
+		files: map[string]string{"package.json": `{"name":"@acme/widget","version":"2.1.0","description":"Widgets for the web","keywords":["ui","UI","react",7],"workspaces":["a"],"scripts":{"postinstall":"rm -rf /"}}`},
+		want:  summary{Name: "@acme/widget", Description: "Widgets for the web", Version: "2.1.0", Packages: []string{"@acme/widget"}, Keywords: []string{"javascript", "nodejs", "ui", "react"}, Manifests: []string{"package.json"}},
 	}, {
 		name:  "package.json with a BOM and wrong types",
-		files: map[string]string{"package.json": "\uFEFF" + `{"name":"tool","description":{"x":1},"keywords":"a,b"}`},
+		files: map[string]string{"package.json": "\uFEFF" + `{"name":"tool","description":{"x":1},"keywords":"a,b","version":2}`},
 		want:  summary{Name: "tool", Packages: []string{"tool"}, Keywords: []string{"javascript", "nodejs"}, Manifests: []string{"package.json"}},
 	}, {
 		name:  "go.mod",
@@ -105,6 +105,7 @@ members = ["crates/*"]
 
 [workspace.package]
 description = "Fast grep"
+version = "0.4.2"
 keywords = ["search", "cli"]
 
 [package]
@@ -113,7 +114,7 @@ version.workspace = true
 description.workspace = true
 keywords.workspace = true
 `},
-		want: summary{Name: "ripgrep-lite", Description: "Fast grep", Packages: []string{"ripgrep-lite"}, Keywords: []string{"rust", "cargo", "search", "cli"}, Manifests: []string{"Cargo.toml"}},
+		want: summary{Name: "ripgrep-lite", Description: "Fast grep", Version: "0.4.2", Packages: []string{"ripgrep-lite"}, Keywords: []string{"rust", "cargo", "search", "cli"}, Manifests: []string{"Cargo.toml"}},
 	}, {
 		name:  "Cargo.toml virtual workspace",
 		files: map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"a\", \"b\"]\n"},
@@ -133,8 +134,8 @@ dynamic = ["version"]
 		want: summary{Name: "acme-py", Description: "Acme for Python", Packages: []string{"acme-py"}, Keywords: []string{"python", "acme"}, Manifests: []string{"pyproject.toml"}},
 	}, {
 		name:  "pyproject.toml [tool.poetry]",
-		files: map[string]string{"pyproject.toml": "[tool.poetry]\nname = \"poetic\"\ndescription = \"Verse\"\nkeywords = [\"poem\"]\n"},
-		want:  summary{Name: "poetic", Description: "Verse", Packages: []string{"poetic"}, Keywords: []string{"python", "poem"}, Manifests: []string{"pyproject.toml"}},
+		files: map[string]string{"pyproject.toml": "[tool.poetry]\nname = \"poetic\"\nversion = \"2.0.1\"\ndescription = \"Verse\"\nkeywords = [\"poem\"]\n"},
+		want:  summary{Name: "poetic", Description: "Verse", Version: "2.0.1", Packages: []string{"poetic"}, Keywords: []string{"python", "poem"}, Manifests: []string{"pyproject.toml"}},
 	}, {
 		name: "setup.cfg",
 		files: map[string]string{"setup.cfg": `
@@ -143,6 +144,7 @@ name = wrong
 
 [metadata]
 name = my-lib
+version = 1.2.3
 description = A tiny library
 long-description = file: README.md
 keywords =
@@ -152,22 +154,22 @@ keywords =
 [options.packages.find]
 where = src
 `},
-		want: summary{Name: "my-lib", Description: "A tiny library", Packages: []string{"my-lib"}, Keywords: []string{"python", "parsing", "ini", "config"}, Manifests: []string{"setup.cfg"}},
+		want: summary{Name: "my-lib", Description: "A tiny library", Version: "1.2.3", Packages: []string{"my-lib"}, Keywords: []string{"python", "parsing", "ini", "config"}, Manifests: []string{"setup.cfg"}},
 	}, {
 		name:  "setup.cfg description from a file is not followed",
-		files: map[string]string{"setup.cfg": "[metadata]\nname = x\ndescription = file: /etc/passwd\n"},
+		files: map[string]string{"setup.cfg": "[metadata]\nname = x\ndescription = file: /etc/passwd\nversion = attr: x.__version__\n"},
 		want:  summary{Name: "x", Packages: []string{"x"}, Keywords: []string{"python"}, Manifests: []string{"setup.cfg"}},
 	}, {
 		name: "pom.xml",
 		files: map[string]string{"pom.xml": `<?xml version="1.0" encoding="ISO-8859-1"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
-  <parent><groupId>org.acme</groupId><artifactId>parent</artifactId></parent>
+  <parent><groupId>org.acme</groupId><artifactId>parent</artifactId><version>3.1.0</version></parent>
   <artifactId>acme-core</artifactId>
   <name>${project.artifactId}</name>
   <description>Core &amp; utilities&nbsp;for Java</description>
   <dependencies><dependency><groupId>junit</groupId><artifactId>junit</artifactId></dependency></dependencies>
 </project>`},
-		want: summary{Name: "acme-core", Description: "Core & utilities for Java", Packages: []string{"org.acme:acme-core", "acme-core"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"pom.xml"}},
+		want: summary{Name: "acme-core", Description: "Core & utilities for Java", Version: "3.1.0", Packages: []string{"org.acme:acme-core", "acme-core"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"pom.xml"}},
 	}, {
 		name:  "composer.json",
 		files: map[string]string{"composer.json": `{"name":"acme/http","description":"HTTP client","keywords":["http","psr-18"]}`},
@@ -178,7 +180,7 @@ where = src
 			"settings.gradle.kts": "pluginManagement { }\nrootProject.name = \"shop\"\ninclude(\"api\")\n",
 			"build.gradle.kts":    "plugins { java }\ngroup = \"com.acme\"\nversion = \"1.0\"\ndescription = \"Shop service\"\n",
 		},
-		want: summary{Name: "shop", Description: "Shop service", Packages: []string{"com.acme:shop", "shop"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"settings.gradle.kts", "build.gradle.kts"}},
+		want: summary{Name: "shop", Description: "Shop service", Version: "1.0", Packages: []string{"com.acme:shop", "shop"}, Keywords: []string{"java", "jvm"}, Manifests: []string{"settings.gradle.kts", "build.gradle.kts"}},
 	}, {
 		name: "Gradle Groovy",
 		files: map[string]string{
@@ -191,11 +193,12 @@ where = src
 		files: map[string]string{"acme.gemspec": `Gem::Specification.new do |spec|
   spec.name        = "acme"
   spec.summary     = 'Acme gem'
+  spec.version     = "0.9.1"
   spec.description = "#{spec.summary} with interpolation"
   system("rm -rf /")
 end
 `},
-		want: summary{Name: "acme", Description: "Acme gem", Packages: []string{"acme"}, Keywords: []string{"ruby", "rubygems"}, Manifests: []string{"acme.gemspec"}},
+		want: summary{Name: "acme", Description: "Acme gem", Version: "0.9.1", Packages: []string{"acme"}, Keywords: []string{"ruby", "rubygems"}, Manifests: []string{"acme.gemspec"}},
 	}, {
 		name: "pubspec.yaml",
 		files: map[string]string{"pubspec.yaml": `# comment
@@ -207,7 +210,7 @@ version: 1.0.0
 dependencies:
   name: nested
 `},
-		want: summary{Name: "flutter_acme", Description: "A Flutter plugin for acme.", Packages: []string{"flutter_acme"}, Keywords: []string{"dart"}, Manifests: []string{"pubspec.yaml"}},
+		want: summary{Name: "flutter_acme", Description: "A Flutter plugin for acme.", Version: "1.0.0", Packages: []string{"flutter_acme"}, Keywords: []string{"dart"}, Manifests: []string{"pubspec.yaml"}},
 	}, {
 		name:  "pubspec.yaml quoted",
 		files: map[string]string{"pubspec.yaml": "name: 'it''s'\ndescription: \"Say \\\"hi\\\"\"\n"},
@@ -219,10 +222,11 @@ dependencies:
   <PropertyGroup>
     <PackageId>Acme.Json</PackageId>
     <Description>JSON for .NET</Description>
+    <Version>4.2.0</Version>
     <PackageTags>json;serializer</PackageTags>
   </PropertyGroup>
 </Project>`},
-		want: summary{Name: "Acme.Json", Description: "JSON for .NET", Packages: []string{"Acme.Json"}, Keywords: []string{"csharp", "dotnet", "json", "serializer"}, Manifests: []string{"Acme.Json.csproj"}},
+		want: summary{Name: "Acme.Json", Description: "JSON for .NET", Version: "4.2.0", Packages: []string{"Acme.Json"}, Keywords: []string{"csharp", "dotnet", "json", "serializer"}, Manifests: []string{"Acme.Json.csproj"}},
 	}, {
 		name:  "csproj named by its file",
 		files: map[string]string{"Tool.csproj": `<Project><PropertyGroup><OutputType>Exe</OutputType></PropertyGroup></Project>`},
@@ -231,10 +235,10 @@ dependencies:
 		name: "priority and merge",
 		files: map[string]string{
 			"go.mod":       "module example.com/multi\n",
-			"Cargo.toml":   "[package]\nname = \"multi-rs\"\ndescription = \"From Cargo\"\nkeywords = [\"Shared\"]\n",
+			"Cargo.toml":   "[package]\nname = \"multi-rs\"\nversion = \"0.3.0\"\ndescription = \"From Cargo\"\nkeywords = [\"Shared\"]\n",
 			"package.json": `{"name":"multi-js","keywords":["shared","js"]}`,
 		},
-		want: summary{Name: "multi-js", Description: "From Cargo", Packages: []string{"multi-js", "multi-rs", "example.com/multi"}, Keywords: []string{"javascript", "nodejs", "shared", "js", "rust", "cargo", "go", "golang"}, Manifests: []string{"package.json", "Cargo.toml", "go.mod"}},
+		want: summary{Name: "multi-js", Description: "From Cargo", Version: "0.3.0", Packages: []string{"multi-js", "multi-rs", "example.com/multi"}, Keywords: []string{"javascript", "nodejs", "shared", "js", "rust", "cargo", "go", "golang"}, Manifests: []string{"package.json", "Cargo.toml", "go.mod"}},
 	}, {
 		name:  "no manifest",
 		files: map[string]string{"main.c": "int main(){}"},

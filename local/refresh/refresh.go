@@ -17,9 +17,14 @@
 // is primed (HoldFirstRound), so that a fresh store gives this machine's
 // projects their old ids back.
 //
-// It never decides what a round finds (package scan does), never writes
-// the store itself, and knows nothing of MCP or GBrain beyond waiting on
-// the channel it is handed.
+// It also makes the catalog follow the disk (live.go): the process holding
+// the watch lease keeps file watches (package watch) and turns their events
+// into patches (scan.RunPatch), publishing in dataDir/watch.state whether
+// every change has been applied (Follows), which coverage rests on.
+//
+// It never decides what a round or a patch finds (package scan does),
+// never writes the store itself, and knows nothing of MCP or GBrain beyond
+// waiting on the channel it is handed.
 package refresh
 
 import (
@@ -63,6 +68,8 @@ type Refresher struct {
 	// resumed within seconds. Only the loop's goroutine (Run, round, due)
 	// reads or writes it.
 	stopped bool
+	// live is the watching side (live.go), the loop's goroutine's alone.
+	live liveState
 }
 
 // Running reports whether this process is scanning right now.
@@ -98,7 +105,7 @@ func New(cat *catalog.Catalog, opt func() scan.Options, interval time.Duration, 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Refresher{cat: cat, opt: opt, interval: interval, log: log, kick: make(chan struct{}, 1)}
+	return &Refresher{cat: cat, opt: opt, interval: interval, log: log, kick: make(chan struct{}, 1), live: newLiveState()}
 }
 
 func (r *Refresher) requestFile() string {
@@ -122,8 +129,11 @@ func (r *Refresher) Kick() {
 // everything again.
 func (r *Refresher) Run(ctx context.Context) {
 	defer register(r.cat.Store().DataDir())()
+	defer r.stopWatching()
 	poll := time.NewTicker(500 * time.Millisecond)
 	defer poll.Stop()
+	roots := time.NewTicker(2 * time.Second)
+	defer roots.Stop()
 	lastReq := modTime(r.requestFile())
 	var lastRound time.Time // zero: none yet in this process
 	var askedAt time.Time   // the oldest refresh request not yet answered
@@ -136,6 +146,7 @@ func (r *Refresher) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return // a kick or tick may win the select after cancellation
 		}
+		r.keepWatching(ctx)
 		if !askedAt.IsZero() || r.due(lastRound) {
 			r.round(ctx, askedAt, lastRound)
 			askedAt = time.Time{}
@@ -146,10 +157,17 @@ func (r *Refresher) Run(ctx context.Context) {
 			return
 		case <-r.kick:
 			ask(time.Now())
+		case <-r.ready():
+			r.applyEvents(ctx)
+		case <-roots.C:
+			r.checkRoots(ctx)
 		case <-poll.C:
 			if m := modTime(r.requestFile()); m.After(lastReq) {
 				lastReq = m
 				ask(m)
+			}
+			if !r.live.carry.Empty() {
+				r.applyEvents(ctx) // the scan lease was held: try again
 			}
 			_ = r.cat.Sync(ctx)
 		}
@@ -176,10 +194,11 @@ func (r *Refresher) due(lastRound time.Time) bool {
 			return true
 		}
 	}
+	interval := r.refreshInterval()
 	if st.PassRunning {
-		return lastRound.IsZero() || !r.stopped || now.Sub(lastRound) >= r.interval
+		return lastRound.IsZero() || !r.stopped || now.Sub(lastRound) >= interval
 	}
-	return now.Sub(st.LastCompleted) >= r.interval
+	return now.Sub(st.LastCompleted) >= interval
 }
 
 // scanOptions are the walk settings in force now, with Stale telling a
@@ -236,7 +255,11 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 		r.log.Debug("refresh already answered by a pass begun after it")
 		return
 	}
-	s, err := scan.TryStart(ctx, r.cat.Store(), r.scanOptions())
+	opt := r.scanOptions()
+	if r.live.w != nil {
+		opt.Watch = r.live.w // a periodic pass also puts back any watch lost
+	}
+	s, err := scan.TryStart(ctx, r.cat.Store(), opt)
 	if errors.Is(err, lease.ErrHeld) {
 		r.log.Debug("another process is scanning")
 		return
@@ -260,6 +283,10 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	}
 	r.setErr(nil)
 	r.stopped = !rd.Finished
+	if rd.Finished && rd.Dirs > 0 {
+		r.live.passCost = time.Duration(rd.Elapsed) // sizes the refresh interval without file events
+		r.passEnded(r.cat.State().Pass)
+	}
 	// Only directory counts: project counts would include projects this
 	// process's own view hides, and stderr ends up in the host's logs.
 	r.log.Debug("discovery round", "dirs", rd.Dirs, "finished", rd.Finished, "truncated", rd.Truncated)
@@ -298,5 +325,45 @@ func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 		case <-time.After(25 * time.Millisecond):
 		}
 		_ = r.cat.Sync(ctx)
+	}
+}
+
+// RefreshNow walks every root anew, within budget, for a caller that must
+// answer from what is on disk now (`cgcat projects --refresh`, a CLI miss
+// with no process following the disk). It waits for another process's
+// walk within the same budget, and reports whether a whole pass ended: then
+// the answer may say coverage complete without a watcher. An unfinished
+// pass is left for the next scan or serve to resume.
+func (r *Refresher) RefreshNow(ctx context.Context, budget time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	r.waitGate(ctx, time.Now().Add(budget))
+	r.sliceMu.Lock()
+	defer r.sliceMu.Unlock()
+	opt := r.scanOptions()
+	opt.Fresh = true
+	deadline, _ := ctx.Deadline()
+	s, err := scan.Start(ctx, r.cat.Store(), opt)
+	if err != nil {
+		return false
+	}
+	defer s.Close()
+	r.setRunning(true)
+	defer r.setRunning(false)
+	for {
+		s.SetRoundTime(time.Until(deadline))
+		rd, err := s.RunRound(ctx)
+		if err != nil {
+			r.setErr(err)
+			return false
+		}
+		if rd.Finished {
+			_ = r.cat.ForceSync(ctx)
+			return true
+		}
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			_ = r.cat.ForceSync(context.Background())
+			return false
+		}
 	}
 }

@@ -107,6 +107,11 @@ type dirCache struct {
 	walk   uint64 // cacheKey of the walk settings
 	boot   string
 	margin time.Duration
+	// revisits: a pass may reach a directory twice (symlinks followed), so
+	// get looks at this pass's own listings first. Without it a directory
+	// met twice (a bind mount) is listed again: as true, and no lock and
+	// map lookup per directory of a first pass.
+	revisits bool
 
 	// kept is what earlier passes (or earlier rounds of this pass) left:
 	// a read-only file and which of its entries this scanner confirmed.
@@ -116,12 +121,13 @@ type dirCache struct {
 	// times (asked once per device and pass).
 	devs atomic.Pointer[sync.Map]
 
-	mu      sync.Mutex
-	pass    uint64            // the pass being walked
-	fresh   []byte            // entries listed in this pass by this scanner
-	freshIx map[dirKey]uint32 // offsets into fresh
-	nFresh  atomic.Int32      // len(freshIx), read without mu
-	saved   int               // len(fresh) when the file was last written
+	mu       sync.Mutex
+	pass     uint64            // the pass being walked
+	fresh    []byte            // entries listed in this pass by this scanner
+	freshIx  map[dirKey]uint32 // offsets into fresh (only while kept is set, or revisits)
+	nEntries int               // entries in fresh
+	nFresh   atomic.Int32      // len(freshIx), read without mu
+	saved    int               // len(fresh) when the file was last written
 }
 
 // keptSet is a cache file's entries and which of them matched a directory
@@ -326,7 +332,7 @@ func (c *dirCache) trusts(d *nofollow.Dir, dev uint64) bool {
 // times, or nil. A kept listing is confirmed for this pass.
 func (c *dirCache) get(t nofollow.Times) *listing {
 	k := keyOf(t.ID)
-	if c.nFresh.Load() > 0 {
+	if c.revisits && c.nFresh.Load() > 0 {
 		// Listed in this pass already (a directory reached twice, by a
 		// followed symlink): that listing is the newest.
 		c.mu.Lock()
@@ -376,6 +382,13 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 		return // full: the rest is listed every time
 	}
 	c.fresh = b
+	c.nEntries++
+	if !c.revisits && c.kept.Load() == nil {
+		// Nothing kept to tell apart from (a first pass) and no directory
+		// met twice: no index of this pass's entries is ever asked for
+		// (a map of 112k entries was a tenth of a first pass's CPU).
+		return
+	}
 	if c.freshIx == nil {
 		c.freshIx = map[dirKey]uint32{}
 	}
@@ -414,7 +427,7 @@ func (c *dirCache) dirty() bool {
 // since (c.mu held).
 func (c *dirCache) rebase(f *cacheFile) {
 	c.kept.Store(newKept(f))
-	c.fresh, c.freshIx, c.saved = nil, nil, 0
+	c.fresh, c.freshIx, c.saved, c.nEntries = nil, nil, 0, 0
 	c.nFresh.Store(0)
 }
 
@@ -438,7 +451,7 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	out = binary.LittleEndian.AppendUint64(out, 0)
 	head := len(out)
 	out = append(out, c.fresh...)
-	n := len(c.freshIx)
+	n := c.nEntries
 	if kept != nil {
 		kept.file.index()
 		f := kept.file

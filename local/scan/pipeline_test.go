@@ -98,7 +98,7 @@ func TestCommitWhileWalking(t *testing.T) {
 		default:
 		}
 		for _, p := range projects {
-			if _, proj, _ := s.readDir(item{Path: p, Depth: 1}, exclude, time.Now()); proj == nil {
+			if _, proj, _, _ := s.readDir(item{Path: p, Depth: 1}, exclude, time.Now()); proj == nil {
 				t.Fatalf("%s: not read as a project", p)
 			}
 		}

@@ -55,7 +55,12 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	p.MetaStamp, p.DBID, p.Lineage = f.stamp, f.dbID, f.lineage
 	p.Availability, p.IndexState, p.Why = local.Present, local.MarkerPresent, ""
 	p.MissingSince, p.MovedTo = time.Time{}, ""
-	tx.Put(prefixSeen+p.ID, nil)
+	s.mu.Lock()
+	noSeen := s.noSeen
+	s.mu.Unlock()
+	if !noSeen {
+		tx.Put(prefixSeen+p.ID, nil)
+	}
 	if !isNew && sameRecord(&before, p) {
 		return nil // nothing to write: seen, unchanged
 	}
@@ -76,6 +81,9 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 // started, and a record forgotten since then must not come back under its
 // old id when its root is found again.
 func (s *Scanner) idFor(tx *store.Tx, root string) string {
+	if s.cardIDs == nil && s.patching {
+		s.cardIDs = cardIDsOf(&tx.Reader, s.st.MachineID())
+	}
 	if id := s.cardIDs[s.st.Identity().RootKey(pathid.Key(root))]; id != "" {
 		p, err := tx.Project(id)
 		gone, gerr := tx.Forgotten(id)
@@ -196,10 +204,10 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		v := marker.Probe(sl.root)
 		avail, state, why := v.Availability, v.IndexState, v.Why
 		if r := s.rootOf(sl.root); r != "" && avail == local.Missing {
-			if _, err := os.Stat(r); err != nil {
-				// The whole root is gone: an offline volume is not a
-				// deleted project.
-				avail, state, why = local.Inaccessible, local.MarkerUnknown, "its discovery root is not reachable (offline volume?)"
+			if w, off := marker.Offline(r); off {
+				// The whole root is gone or empty: an offline volume is
+				// not a deleted project.
+				avail, state, why = local.Inaccessible, local.MarkerUnknown, w
 			}
 		}
 		if v.Project {
@@ -241,6 +249,8 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 		return err
 	}
 	s.coverRoots(st)
+	st.Rejected, st.RejectedCount = st.PassRejected, st.PassRejectedCount
+	st.PassRejected, st.PassRejectedCount = nil, 0
 	st.PassRunning = false
 	st.LastCompleted = s.now()
 	st.Queued = 0
@@ -340,4 +350,27 @@ func dbIDOf(root string) string {
 		return ""
 	}
 	return id.String()
+}
+
+// cardIDsOfErr maps the root keys of this machine's mirrored GBrain cards
+// to their project ids.
+func cardIDsOfErr(r *store.Reader, me string) (map[string]string, error) {
+	cardIDs := map[string]string{}
+	err := r.Cards(func(c *local.Card) error {
+		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
+			cardIDs[c.RootKey] = c.ProjectID
+		}
+		return nil
+	})
+	return cardIDs, err
+}
+
+// cardIDsOf is cardIDsOfErr for a patch, where a failure to read the
+// cards leaves new roots with new ids (as before the mirror existed).
+func cardIDsOf(r *store.Reader, me string) map[string]string {
+	m, err := cardIDsOfErr(r, me)
+	if err != nil {
+		return map[string]string{}
+	}
+	return m
 }

@@ -23,10 +23,10 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// A base file (format 2) is laid out so that a reader maps it and answers
+// A base file (format 3: records carry the manifest version) is laid out so that a reader maps it and answers
 // at once, sharing the pages with every other process that maps it:
 //
-//	"CGVIEW\x00\x02"
+//	"CGVIEW\x00\x03"
 //	sections, each 8-byte aligned:
 //	  header   JSON: the snapshot's scan state, GBrain contact, cards, count
 //	  records  each record in the binary form of record.go, by id
@@ -56,7 +56,7 @@ const (
 
 const baseFooter = 16 * numBS
 
-const baseMagic = "CGVIEW\x00\x02"
+const baseMagic = "CGVIEW\x00\x03"
 
 // noTime marks a zero MissingSince in the missing section.
 const noTime = math.MinInt64

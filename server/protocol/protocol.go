@@ -28,10 +28,6 @@ const (
 	ToolResolve  = "local_codegraph_resolve"
 )
 
-const projectsDescription = `Find local code projects that already have a CodeGraph index, by package name, project name, alias or description words (it matches catalog metadata, not code). Returns each project's absolute projectPath: pass it unchanged as projectPath to the native CodeGraph tool codegraph_explore to read that project's code. Use when you need code knowledge from a repository other than the current one (an SDK, a service, a shared library). Results are the top matches, not a complete list; availability/indexState say what was checked just now.`
-
-const resolveDescription = `Get the current path and state of a project from its projectId (from an earlier answer, an old session or a GBrain card). Returns the same record and handoff as local_codegraph_projects, or unknown_project / record_changed / missing / not_available. Takes an id, never a path.`
-
 // Tools returns the two tool definitions. openWorld is true only when GBrain
 // is on (the only network we may touch).
 func Tools(openWorld bool) []mcp.Tool {
@@ -67,7 +63,7 @@ func New(f *server.Frontend, version string, opts ...mcpserver.ServerOption) *mc
 	opts = append([]mcpserver.ServerOption{
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithRecovery(),
-		mcpserver.WithInstructions("Use local_codegraph_projects to find other local projects that have a CodeGraph index, then pass the returned absolute projectPath unchanged to the native codegraph_explore. Resolve old projectIds with local_codegraph_resolve. This server only finds projects; code facts come from CodeGraph."),
+		mcpserver.WithInstructions(Instructions),
 	}, opts...)
 	s := mcpserver.NewMCPServer("cgcat", version, opts...)
 	tools := Tools(f.OpenWorld())

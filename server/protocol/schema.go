@@ -62,13 +62,25 @@ const outputSchema = `{
             "required": ["mcpServerHint", "toolName", "arguments", "requiredFromAgent"]
           },
           "packages": { "type": "array", "items": { "type": "string" } },
+          "version": { "type": "string" },
           "branch": { "type": "string" },
           "worktree": { "type": "boolean" },
           "workspace": { "type": "string", "enum": ["self", "related"] },
           "why": { "type": "string" },
           "movedTo": { "type": "string" },
           "machineId": { "type": "string" },
-          "warnings": { "type": "array", "items": { "type": "string" } }
+          "warnings": { "type": "array", "items": { "type": "string" } },
+          "commit": { "type": "string" },
+          "lookalike": {
+            "type": "object",
+            "properties": {
+              "of": { "type": "array", "items": { "type": "string" } },
+              "differsBy": { "type": "array", "items": { "type": "string", "enum": ["name", "package", "version", "branch", "worktree", "commit"] } },
+              "sameCommitAs": { "type": "array", "items": { "type": "string" } },
+              "more": { "type": "integer", "minimum": 0 }
+            },
+            "required": ["of", "differsBy"]
+          }
         },
         "required": ["projectId", "recordRevision", "name", "description", "reason", "projectPath", "availability", "indexState", "freshness", "validatedAt", "revalidateAfterSeconds"]
       }

@@ -15,9 +15,16 @@
 //	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
 //	    query's latency with a client that reads each answer line without
 //	    decoding it: the server and the pipe, not mcp-go's client
+//	mcpclient answers   -config C -out DIR [-query Q]
+//	    one answer of each common kind (query at limit 1/5/10/50, a
+//	    listing, a resolve, tools/list) written to DIR, and their sizes
 //	mcpclient mem       -config C [-serves 3] [-settle 0s]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
+//	mcpclient live      -config C -root R -data D [-events 50] [-bulk 100] [-storm 20000] [-idle 60s]
+//	    two serves follow the disk: mkdir/mv/rm → answer p50/p99 per serve,
+//	    100 projects at once, idle CPU and PSS, watches, an overflow's
+//	    convergence (live.go)
 //	mcpclient discovery -config C -root R -mode interval|refresh [-trials 5]
 //	    a new project (a directory with .codegraph/codegraph.db) appears
 //	    under R → it is in an answer; with refresh: true in the first call
@@ -68,6 +75,13 @@ func main() {
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
 	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
+	outDir := fs.String("out", "", "answers: where the answers are written")
+	query := fs.String("query", "react", "answers: the query asked")
+	data := fs.String("data", "", "live: the config's data dir (its watch.state)")
+	events := fs.Int("events", 50, "live: mkdir/mv/rm events timed")
+	bulk := fs.Int("bulk", 100, "live: projects appearing at once")
+	storm := fs.Int("storm", 20000, "live: directories made at once to overflow the watcher")
+	idle := fs.Duration("idle", 60*time.Second, "live: how long the serves are watched doing nothing")
 	fs.BoolVar(&rawMode, "raw", false, "load: speak JSON-RPC without the mcp-go client and time calls without decoding answers")
 	_ = fs.Parse(os.Args[2:])
 	if *cfg == "" {
@@ -82,8 +96,15 @@ func main() {
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
 	case "raw":
 		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
+	case "answers":
+		if *outDir == "" {
+			log.Fatal("-out is required")
+		}
+		runAnswers(*bin, *cfg, *outDir, *query)
 	case "mem":
 		runMem(*bin, *cfg, *queries, *serves, *settle)
+	case "live":
+		runLive(*bin, *cfg, *root, *data, *events, *bulk, *storm, *idle)
 	case "discovery":
 		if *root == "" {
 			log.Fatal("-root is required")

@@ -18,6 +18,7 @@ import (
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/pathid"
+	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
@@ -185,7 +186,7 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	var cs []Check
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
-		return append(cs, storeFailure(dbDir, err))
+		return append(cs, lockHolderCheck(dbDir, err)...)
 	}
 	if h := st.Holder(); h.PID > 0 {
 		c := Infof("process %d is writing the catalog store now (since %s)", h.PID, h.Since.Local().Format(time.RFC3339))
@@ -225,6 +226,10 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		return nil
 	})
 	if err != nil {
+		if st.Holder().PID == 0 {
+			cs = append(cs, lockHolderCheck(dbDir, err)...)
+			return cs
+		}
 		return append(cs, storeFailure(dbDir, err))
 	}
 	cs = append(cs, Okf("catalog store %s opens (format %d, machine %s, catalog revision %d)", p(dbDir), format, p(st.MachineID()), revision))
@@ -258,6 +263,8 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 		}
 		cs = append(cs, Infof("scan pass %d unfinished (%s): %d directories read, %d projects seen, %d directories queued", state.Pass, how, state.PassDirs, state.PassProjects, state.Queued))
 	}
+	cs = append(cs, Following(cfg)...)
+	cs = append(cs, Rejected(state)...)
 	if state.LastCompleted.IsZero() {
 		cs = append(cs, Warnf("cgcat scan", "no scan pass has finished yet"))
 		return cs
@@ -282,6 +289,24 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	return cs
 }
 
+// lockHolderCheck is the failure to read the store, preceded, when the
+// store is busy, by the process that holds its lock (named even when the
+// store has not recorded it as its writer).
+func lockHolderCheck(dbDir string, err error) []Check {
+	var cs []Check
+	if errors.Is(err, store.ErrBusy) {
+		if pid := lockHolder(filepath.Join(dbDir, "LOCK")); pid > 0 && pid != os.Getpid() {
+			if _, stopped := lease.Process(pid); stopped {
+				cs = append(cs, Warnf(fmt.Sprintf("resume it (`kill -CONT %d`) or end it: until then nothing can be written (answers keep coming from the published catalog)", pid),
+					"process %d holds the catalog store's lock and is stopped", pid))
+			} else {
+				cs = append(cs, Infof("process %d holds the catalog store's lock now", pid))
+			}
+		}
+	}
+	return append(cs, storeFailure(dbDir, err))
+}
+
 func storeFailure(dbDir string, err error) Check {
 	fix := "see the message; `cgcat store recover` rebuilds a damaged store"
 	var ce *store.CorruptError
@@ -303,7 +328,7 @@ const lowSpace = 64 << 20
 // Leases says who holds the scan and projector leases.
 func Leases(dd string) []Check {
 	var cs []Check
-	for i, path := range []string{scan.LeasePath(dd), projection.LeasePath(dd)} {
+	for i, path := range []string{scan.LeasePath(dd), projection.LeasePath(dd), refresh.WatchLeasePath(dd)} {
 		name := p(filepath.Base(path))
 		if _, err := os.Stat(path); err != nil {
 			if i == 0 {

@@ -1151,6 +1151,7 @@ func (r *run) settle() {
 		}
 	}
 	r.gbConverge()
+	r.awaitFollowing() // coverage complete also needs the watcher to follow the disk (live_test.go)
 	r.checkStep(true)
 	r.checkDoctor()
 	r.checkRetracted()

@@ -123,6 +123,7 @@ type run struct {
 	lastConfig int // step the config file was last written
 
 	held    *heldCursor        // a cursor of the main serve, used at the next step
+	storm   *watchFile         // the watcher before the last event storm (live_test.go)
 	lastRev map[string]revSeen // serve name → the greatest catalogRevision it answered
 
 	viols  []*violation
@@ -143,12 +144,16 @@ type stats struct {
 	movedToAlias      int // movedTo chains that ended at a bind-mount alias of the new root
 	completeClaims    int
 	completeChecked   int
-	slowDegraded      int // CLI answers that said degraded after a whole recall budget
-	revChecked        int // records whose metadata changed between settles, revision checked
-	hintsChecked      int // settled listings of a project whose hint file was checked
-	doctors           int // doctor reports checked after a settle
-	cursorsUsed       int // cursors held over a step and used
-	retractChecks     int // settles that checked GBrain for cards of hidden or forgotten records
+	slowDegraded      int             // CLI answers that said degraded after a whole recall budget
+	revChecked        int             // records whose metadata changed between settles, revision checked
+	hintsChecked      int             // settled listings of a project whose hint file was checked
+	doctors           int             // doctor reports checked after a settle
+	cursorsUsed       int             // cursors held over a step and used
+	retractChecks     int             // settles that checked GBrain for cards of hidden or forgotten records
+	liveChecked       int             // changes shown everywhere without refresh (live_test.go)
+	liveLatency       []time.Duration // per answer, from the end of the step's change
+	storms            int             // event storms past the watcher's bound
+	overflowed        int             // of them, seen to overflow the watcher
 	// where the time went
 	cliTime, serveTime, settleTime, opTime time.Duration
 }
@@ -254,6 +259,7 @@ func (r *run) report(elapsed time.Duration, steps int) {
 	if len(r.stats.gbConverge) > 0 {
 		t.Logf("lifecycle: serve gbrainState convergence after a switch: %v", r.stats.gbConverge)
 	}
+	r.liveReport()
 	if len(r.viols) == 0 {
 		return
 	}

@@ -61,6 +61,8 @@ func (r *run) ops() []op {
 		{"bind-mount-deny", 1, func() bool { return r.isRoot && len(r.w.mounts) < 2 }, r.opBindMount},
 		{"unmount", 1, func() bool { return len(r.w.mounts) > 0 }, r.opUnmount},
 		{"settle", 3, always, func() { r.settle() }},
+		{"bulk-create", 2, func() bool { return len(r.m.live()) < maxLive-3 }, r.opBulkCreate},
+		{"event-storm", 1, func() bool { return len(r.m.live()) < maxLive }, r.opEventStorm},
 	}
 	return append(ops, r.hostileOps()...)
 }
@@ -85,12 +87,14 @@ func (r *run) doStep() {
 	}
 	r.stats.ops[chosen.name]++
 	settledNow := r.stats.settles
+	before := r.liveSnapshot()
 	t0 := time.Now()
 	chosen.do()
 	if chosen.name != "settle" && chosen.name != "prune" {
 		r.stats.opTime += time.Since(t0)
 	}
 	r.afterChange()
+	r.checkLive(chosen.name, before)
 	if r.stats.settles == settledNow { // a settle checks on its own
 		r.checkStep(false)
 	}

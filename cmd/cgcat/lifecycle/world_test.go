@@ -76,6 +76,7 @@ func newWorld(base string) (*world, error) {
 		"CODEX_HOME="+filepath.Join(w.home, ".codex"),
 		"CGCAT_CONFIG=",
 		"OPENCODE_CONFIG=",
+		fmt.Sprintf("CGCAT_WATCH_QUEUE=%d", watchQueue), // event storms overflow the watcher (live_test.go)
 	)
 	return w, nil
 }

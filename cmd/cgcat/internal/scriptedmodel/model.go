@@ -2,13 +2,22 @@
 // tests: it speaks the four wire protocols real coding agents use (OpenAI
 // Responses SSE for Codex, Chat Completions SSE for OpenCode, Anthropic
 // Messages SSE for Claude Code, Gemini streamGenerateContent SSE for Gemini
-// CLI) and plays one agent that follows cgcat's hand-off:
+// CLI) and plays one agent that follows cgcat's contract (seed 000
+// section 7). A prompt holds one or more tasks (see tasks.go), done in
+// order in one session:
 //
-//  1. it calls the catalog tool (whatever the host named it) with the
-//     project query the user prompt names;
-//  2. it reads projectPath from the tool result it received and calls the
-//     native codegraph_explore with it and the prompt's code query;
-//  3. it answers with what CodeGraph returned.
+//   - find a project: call the catalog tool (whatever the host named it)
+//     once, choose among the candidates it received (by the version the
+//     prompt asks for, never at random), and call the native
+//     codegraph_explore with the chosen projectPath;
+//   - resolve a saved project id with the resolve tool, then explore;
+//   - a question about the current workspace: codegraph_explore directly,
+//     no catalog call;
+//   - where no projectPath comes back, or candidates cannot be told
+//     apart, report the gap and call nothing more for that task.
+//
+// The final answer names, for each task, the project, its path, the files
+// and symbols CodeGraph returned, and quotes it.
 //
 // The model decides only from what a request carries (the prompt, the
 // tools offered, the tool results), never from the test; every request is
@@ -19,8 +28,8 @@ package scriptedmodel
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
+	"time"
 )
 
 // Tool is one tool as a model received it.
@@ -30,6 +39,9 @@ type Tool struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage
+	// Bytes is the size of the tool's definition as the request carried
+	// it (JSON, for Codex inside its namespace).
+	Bytes int
 }
 
 // FullName is the name a model uses to call the tool.
@@ -61,13 +73,18 @@ type Reply struct {
 
 // Turn is one request, normalised across wires, with the reply given.
 type Turn struct {
-	Wire    string // "responses", "chat", "messages", "gemini"
-	Path    string // the HTTP path
-	Prompt  string // every user text, joined
-	System  string // system/developer instructions, joined
-	Tools   []Tool
-	Results []Result
-	Reply   Reply
+	Wire   string // "responses", "chat", "messages", "gemini"
+	Path   string // the HTTP path
+	Prompt string // every user text, joined
+	System string // system/developer instructions, joined
+	Tools  []Tool
+	// ToolBytes is the size of the request's whole tool list (JSON).
+	ToolBytes int
+	Results   []Result
+	Reply     Reply
+	// At is when the request arrived (the gap to the next one is the
+	// host's work between them: tool calls, its own bookkeeping).
+	At time.Time
 }
 
 // ToolNamed returns the offered tool whose name ends with suffix.
@@ -84,62 +101,37 @@ func (t *Turn) ToolNamed(suffix string) *Tool {
 // prefixes the MCP tool name with the server name in its own way.
 const (
 	catalogTool = "local_codegraph_projects"
+	resolveTool = "local_codegraph_resolve"
 	exploreTool = "codegraph_explore"
 	// ExploreTool is CodeGraph's tool name without the host's prefix.
 	ExploreTool = exploreTool
 )
 
-// promptRE is how a test's prompt names the project and the code query.
-// Guillemets, not quotes: OpenCode sends a prompt holding '"' JSON-quoted.
-var promptRE = regexp.MustCompile(`find the project «([^»]+)» and explore «([^»]+)»`)
-
-// Prompt is the user prompt for one hand-off.
-func Prompt(projectQuery, codeQuery string) string {
-	return fmt.Sprintf(`Using the local catalog, find the project «%s» and explore «%s» in it with CodeGraph; quote what CodeGraph returns.`, projectQuery, codeQuery)
-}
-
-// Answer prefixes the final text, so a test can find it in the host's output.
+// Answer prefixes the quote of what CodeGraph returned for a path, so a
+// test can find it in the host's output.
 const Answer = "CodeGraph answered for "
 
 // decide is the agent: it looks only at the turn.
 func decide(t *Turn) Reply {
-	m := promptRE.FindStringSubmatch(t.Prompt)
-	if m == nil || len(t.Tools) == 0 {
+	tasks := ParseTasks(t.Prompt)
+	if len(tasks) == 0 || len(t.Tools) == 0 {
 		// A side request (a title, a summary, a classifier): no hand-off.
 		return Reply{Text: "Catalog hand-off"}
 	}
-	projectQuery, codeQuery := m[1], m[2]
-	cat, explore := t.ToolNamed(catalogTool), t.ToolNamed(exploreTool)
-	if cat == nil || explore == nil {
-		return Reply{Text: "I cannot do this: the tools offered to me are " + toolNames(t.Tools)}
+	a := &agent{turn: t}
+	if a.explore = t.ToolNamed(exploreTool); a.explore == nil {
+		return Reply{Text: "Gap: the native codegraph_explore is not among the tools offered to me " + toolNames(t.Tools) + ", so I cannot read code; I did not index anything."}
 	}
-	var catRes, expRes *Result
-	for i := range t.Results {
-		r := &t.Results[i]
-		switch r.Tool {
-		case cat.FullName(), cat.Name:
-			catRes = r
-		case explore.FullName(), explore.Name:
-			expRes = r
+	a.catalog, a.resolve = t.ToolNamed(catalogTool), t.ToolNamed(resolveTool)
+	var answer []string
+	for i, task := range tasks {
+		done, reply := a.do(task)
+		if !done {
+			return reply
 		}
+		answer = append(answer, fmt.Sprintf("## Task %d: %s\n%s", i+1, task, reply.Text))
 	}
-	switch {
-	case catRes == nil:
-		return Reply{Call: &Call{Tool: *cat, Args: map[string]any{"query": projectQuery, "limit": 3}}}
-	case catRes.IsError:
-		return Reply{Text: "The catalog call failed: " + catRes.Text}
-	}
-	path := ProjectPath(catRes.Text)
-	if path == "" {
-		return Reply{Text: "The catalog gave me no projectPath: " + catRes.Text}
-	}
-	switch {
-	case expRes == nil:
-		return Reply{Call: &Call{Tool: *explore, Args: map[string]any{"query": codeQuery, "projectPath": path}}}
-	case expRes.IsError:
-		return Reply{Text: "codegraph_explore failed for " + path + ": " + expRes.Text}
-	}
-	return Reply{Text: Answer + path + ":\n" + expRes.Text}
+	return Reply{Text: strings.Join(answer, "\n\n")}
 }
 
 func toolNames(tools []Tool) string {
@@ -148,58 +140,4 @@ func toolNames(tools []Tool) string {
 		names[i] = t.FullName()
 	}
 	return "[" + strings.Join(names, ", ") + "]"
-}
-
-var textPathRE = regexp.MustCompile(`(?m)^\s*projectPath: (/.*?)\s*$`)
-
-// ProjectPath reads the first project's projectPath from a catalog result
-// as a host rendered it: the structured envelope (JSON, possibly wrapped in
-// the host's own JSON) or the text content ("projectPath: /abs").
-func ProjectPath(result string) string {
-	var v any
-	if json.Unmarshal([]byte(result), &v) == nil {
-		if p := pathIn(v); p != "" {
-			return p
-		}
-	} else if i := strings.IndexByte(result, '{'); i >= 0 {
-		// JSON after the host's own preamble (Codex: "Wall time: …\nOutput:\n{…}").
-		if json.NewDecoder(strings.NewReader(result[i:])).Decode(&v) == nil {
-			if p := pathIn(v); p != "" {
-				return p
-			}
-		}
-	}
-	if m := textPathRE.FindStringSubmatch(result); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// pathIn walks a decoded JSON value for an envelope's first projectPath;
-// strings are tried as JSON and as text in turn.
-func pathIn(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		if ps, ok := x["projects"].([]any); ok && len(ps) > 0 {
-			if p, ok := ps[0].(map[string]any); ok {
-				if s, ok := p["projectPath"].(string); ok {
-					return s
-				}
-			}
-		}
-		for _, k := range sortedKeys(x) {
-			if p := pathIn(x[k]); p != "" {
-				return p
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if p := pathIn(e); p != "" {
-				return p
-			}
-		}
-	case string:
-		return ProjectPath(x)
-	}
-	return ""
 }

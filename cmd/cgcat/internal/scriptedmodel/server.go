@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is the scripted model on an httptest server (127.0.0.1 only).
@@ -26,7 +27,17 @@ type Server struct {
 	unhandled []string
 	// DumpDir, when set, receives every request body (for debugging a
 	// host's wire format).
-	DumpDir string
+	DumpDir     string
+	beforeReply func(*Turn)
+}
+
+// BeforeReply sets fn to see each request with its reply decided, before
+// the reply goes out: a test acts there at a chosen point of a session
+// (checks a process, kills one). nil removes it.
+func (s *Server) BeforeReply(fn func(*Turn)) {
+	s.mu.Lock()
+	s.beforeReply = fn
+	s.mu.Unlock()
 }
 
 // Start starts a scripted model server; Close stops it.
@@ -62,6 +73,13 @@ func (s *Server) Reset() {
 }
 
 func (s *Server) record(t Turn) {
+	t.At = time.Now()
+	s.mu.Lock()
+	fn := s.beforeReply
+	s.mu.Unlock()
+	if fn != nil {
+		fn(&t)
+	}
 	s.mu.Lock()
 	s.turns = append(s.turns, t)
 	s.mu.Unlock()

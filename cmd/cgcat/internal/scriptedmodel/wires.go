@@ -1,6 +1,7 @@
 package scriptedmodel
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -18,12 +19,12 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	t := Turn{Wire: "responses", Path: "/responses", System: req.Instructions}
+	t := Turn{Wire: "responses", Path: "/responses", System: req.Instructions, ToolBytes: toolListBytes(body)}
 	var addTool func(ns string, m map[string]any)
 	addTool = func(ns string, m map[string]any) {
 		switch str(m, "type") {
 		case "function":
-			t.Tools = append(t.Tools, Tool{Namespace: ns, Name: str(m, "name"), Description: str(m, "description"), Parameters: raw(m["parameters"])})
+			t.Tools = append(t.Tools, Tool{Namespace: ns, Name: str(m, "name"), Description: str(m, "description"), Parameters: raw(m["parameters"]), Bytes: size(m)})
 		case "namespace":
 			// Codex puts an MCP server's instructions here.
 			if d := str(m, "description"); d != "" {
@@ -89,6 +90,25 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) {
 		"id": id, "usage": map[string]any{"input_tokens": 100, "input_tokens_details": nil, "output_tokens": 10, "output_tokens_details": nil, "total_tokens": 110}}})
 }
 
+// toolListBytes is the size of a request's "tools" member as sent.
+func toolListBytes(body []byte) int {
+	var v struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return len(v.Tools)
+}
+
+// size is the size of v as compact JSON (what a host sends for one tool's
+// definition, to within number spelling).
+func size(v any) int {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return b.Len() - 1
+}
+
 func toMaps(v any) []map[string]any {
 	list, _ := v.([]any)
 	out := make([]map[string]any, 0, len(list))
@@ -112,10 +132,10 @@ func (s *Server) chat(w http.ResponseWriter, body []byte) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	t := Turn{Wire: "chat", Path: "/chat/completions"}
+	t := Turn{Wire: "chat", Path: "/chat/completions", ToolBytes: toolListBytes(body)}
 	for _, m := range req.Tools {
 		if f, ok := m["function"].(map[string]any); ok {
-			t.Tools = append(t.Tools, Tool{Name: str(f, "name"), Description: str(f, "description"), Parameters: raw(f["parameters"])})
+			t.Tools = append(t.Tools, Tool{Name: str(f, "name"), Description: str(f, "description"), Parameters: raw(f["parameters"]), Bytes: size(m)})
 		}
 	}
 	calls := map[string]string{}
@@ -187,9 +207,9 @@ func (s *Server) messages(w http.ResponseWriter, body []byte) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	t := Turn{Wire: "messages", Path: "/messages", System: text(req.System)}
+	t := Turn{Wire: "messages", Path: "/messages", System: text(req.System), ToolBytes: toolListBytes(body)}
 	for _, m := range req.Tools {
-		t.Tools = append(t.Tools, Tool{Name: str(m, "name"), Description: str(m, "description"), Parameters: raw(m["input_schema"])})
+		t.Tools = append(t.Tools, Tool{Name: str(m, "name"), Description: str(m, "description"), Parameters: raw(m["input_schema"]), Bytes: size(m)})
 	}
 	calls := map[string]string{}
 	var prompts []string
@@ -277,14 +297,14 @@ func (s *Server) gemini(w http.ResponseWriter, body []byte, path string, stream 
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	t := Turn{Wire: "gemini", Path: path, System: text(req.SystemInstruction)}
+	t := Turn{Wire: "gemini", Path: path, System: text(req.SystemInstruction), ToolBytes: toolListBytes(body)}
 	for _, tl := range req.Tools {
 		for _, f := range toMaps(tl["functionDeclarations"]) {
 			params := f["parametersJsonSchema"]
 			if params == nil {
 				params = f["parameters"]
 			}
-			t.Tools = append(t.Tools, Tool{Name: str(f, "name"), Description: str(f, "description"), Parameters: raw(params)})
+			t.Tools = append(t.Tools, Tool{Name: str(f, "name"), Description: str(f, "description"), Parameters: raw(params), Bytes: size(f)})
 		}
 	}
 	var prompts []string
