@@ -61,6 +61,9 @@ func writePkg(t testing.TB, dir, name, desc string, keywords ...string) {
 
 // newEnv makes n projects under a temp root (root/pNNN, named pkg-NNN) and
 // scans them; deny lists sub-directories of root to put in sharing.denyRoots.
+// envCallTimeout bounds each GBrain call of an env's connection.
+const envCallTimeout = 5 * time.Second
+
 func newEnv(t testing.TB, n int, deny ...string) *env {
 	t.Helper()
 	ctx := context.Background()
@@ -91,7 +94,7 @@ func newEnv(t testing.TB, n int, deny ...string) *env {
 	}
 	e := &env{t: t, ctx: ctx, root: root, cfg: cfg, st: st, fake: fake}
 	e.rescan()
-	e.conn = NewConnWith(fc, gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second})
+	e.conn = NewConnWith(fc, gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: envCallTimeout})
 	t.Cleanup(func() { e.conn.Close() })
 	e.set = SettingsFrom(cfg, st)
 	e.pol = catalog.PolicyFrom(cfg)

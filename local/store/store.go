@@ -22,11 +22,16 @@ const FormatVersion = 1
 type Store struct {
 	dataDir string
 	dbDir   string
-	// Wait bounds how long Update and View wait for other processes.
+	// Wait bounds how long Update and View wait for other processes
+	// (DefaultWait unless changed).
 	Wait   time.Duration
 	id     Identity
 	damage error
 }
+
+// DefaultWait is how long Update and View wait for a running process that
+// holds the database (a stopped one is not waited for).
+const DefaultWait = 15 * time.Second
 
 // DBDir is the LevelDB directory in a data dir.
 func DBDir(dataDir string) string { return filepath.Join(dataDir, "catalog.db") }
@@ -39,7 +44,7 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, writeErr(dataDir, fmt.Errorf("create data dir: %w", err))
 	}
-	s := &Store{dataDir: dataDir, dbDir: DBDir(dataDir), Wait: 15 * time.Second}
+	s := &Store{dataDir: dataDir, dbDir: DBDir(dataDir), Wait: DefaultWait}
 	if err := s.ensureDB(ctx); err != nil {
 		return nil, err
 	}

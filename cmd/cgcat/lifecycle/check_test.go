@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The invariants, checked on every answer of the long-running serve, of

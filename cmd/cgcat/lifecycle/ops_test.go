@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The operations of a step, chosen by the seeded generator, and the settle.
