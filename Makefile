@@ -11,14 +11,15 @@ PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 build:
 	go build -ldflags "$(LDFLAGS)" -o bin/cgcat ./cmd/cgcat
 
-# cross builds and vets every platform (CI runs this).
+# cross type-checks every package, tests included, for every platform above,
+# all platforms at once and from source (about 30 s; building and vetting
+# them one after another took 70-230 s a platform). It links nothing: `make
+# dist` builds the binaries; `go vet ./...` (CI) vets the host platform.
+comma := ,
+empty :=
+space := $(empty) $(empty)
 cross:
-	@for p in $(PLATFORMS); do \
-		os=$${p%/*}; arch=$${p#*/}; \
-		echo "== $$os/$$arch"; \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 go build -o /dev/null ./cmd/cgcat || exit 1; \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 go vet ./cmd/cgcat/ ./local/... ./server/... ./outbox/... ./projection/... ./gbrain/ || exit 1; \
-	done
+	go run ./internal/crosscheck -p "$(subst $(space),$(comma),$(PLATFORMS))" ./...
 
 dist: clean
 	@mkdir -p dist

@@ -123,3 +123,32 @@ func TestEnqueueCoalescesAndSurvivesReopen(t *testing.T) {
 		t.Fatalf("rows after Done/Retry of a removed row: %+v", rows)
 	}
 }
+
+// A row queued again by hand (`gbrain sync --full`) in a batch that changes
+// no record takes the same Seq and record revision as the row before it:
+// only its Enqueued time tells the two apart. Done and Retry of the row the
+// projector read must leave the newer one alone.
+func TestRequeueWithTheSameSeqIsANewRow(t *testing.T) {
+	st, err := store.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := store.NewProjectID()
+	putRevision(t, st, id, 1, time.Now())
+	update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1, time.Now()); return nil })
+	read := pending(t, st)[id]
+	again := read
+	for again.Enqueued.Equal(read.Enqueued) { // the clock moved on
+		update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1, time.Now()); return nil })
+		again = pending(t, st)[id]
+	}
+	if again.Seq != read.Seq || again.RecordRevision != read.RecordRevision {
+		t.Fatalf("the case needs two rows with one Seq and record revision: %+v, %+v", read, again)
+	}
+	update(t, st, func(tx *store.Tx) error { return Done(tx, read) })
+	update(t, st, func(tx *store.Tx) error { return Retry(tx, read, errors.New("stale")) })
+	got, ok := pending(t, st)[id]
+	if !ok || !got.Enqueued.Equal(again.Enqueued) || got.Attempts != 0 || got.LastErr != "" {
+		t.Fatalf("the row queued again must survive Done and Retry of the one read before it: %+v (ok %v), want %+v", got, ok, again)
+	}
+}

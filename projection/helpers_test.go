@@ -64,6 +64,9 @@ func writePkg(t testing.TB, dir, name, desc string, keywords ...string) {
 	}
 }
 
+// envCallTimeout bounds each GBrain call of an env's connection.
+const envCallTimeout = 5 * time.Second
+
 // newEnv makes n projects under a temp root (root/pNNN, named pkg-NNN) and
 // scans them; deny lists sub-directories of root to put in sharing.denyRoots.
 // Its GBrain is the in-process fake.
@@ -113,7 +116,7 @@ func newEnvWith(t testing.TB, fake *gbraintest.Fake, n int, deny ...string) *env
 	}
 	e := &env{t: t, ctx: ctx, root: root, cfg: cfg, st: st, fake: fake}
 	e.rescan()
-	e.opts = gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: 5 * time.Second}
+	e.opts = gbrain.Options{ExpectedSource: testSource, HandshakeTimeout: 10 * time.Second, CallTimeout: envCallTimeout}
 	e.conn = e.newConn(e.opts)
 	e.set = SettingsFrom(cfg, st)
 	e.pol = catalog.PolicyFrom(cfg)

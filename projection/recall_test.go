@@ -112,7 +112,7 @@ func TestRecallMapsACardHitToTheLocalRecord(t *testing.T) {
 	// Through the frontend: "reference" is only in the cards' bodies, so
 	// the local lexical search finds nothing and recall finds every card;
 	// each maps to its local record, with the local path and a reason.
-	f := e.frontend(e.recaller(), 2*time.Second)
+	f := e.frontend(e.recaller(), time.Minute) // a budget no loaded machine runs out of
 	got, state := e.search(f, "reference")
 	if state != server.GBrainOK || len(got) != 3 {
 		t.Fatalf("recall through the frontend: %s %+v", state, got)
@@ -144,10 +144,13 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.contactOK()
-	f := e.frontend(e.recaller(), 300*time.Millisecond)
-	if got, state := e.search(f, "widget"); state != server.GBrainOK || !slices.Equal(ids(got), ids(base)) {
+	// GBrain up, with a budget no loaded machine runs out of (300 ms did,
+	// beside two busy loops): answered and not degraded.
+	up := e.frontend(e.recaller(), time.Minute)
+	if got, state := e.search(up, "widget"); state != server.GBrainOK || !slices.Equal(ids(got), ids(base)) {
 		t.Fatalf("GBrain up: %s %+v", state, got)
 	}
+	f := e.frontend(e.recaller(), 300*time.Millisecond)
 	for _, tc := range []struct {
 		name string
 		ctl  gbraintest.Control
@@ -224,7 +227,7 @@ func TestTamperedCardsChangeNothingLocal(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].ProjectID != d.ID {
 		t.Fatalf("only the untouched card may count: %+v %v", hits, err)
 	}
-	f := e.frontend(e.recaller(), 2*time.Second)
+	f := e.frontend(e.recaller(), time.Minute) // a budget no loaded machine runs out of
 	got, _ := e.search(f, "reference ghost")
 	if len(got) != 1 || got[0].id != d.ID || got[0].path != d.Root {
 		t.Fatalf("frontend with tampered cards: %+v", got)

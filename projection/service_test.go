@@ -59,7 +59,19 @@ func TestServiceRoundsAreShortAndLeaveTheBrainFree(t *testing.T) {
 	e := newProcessEnv(t, 3)
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
-	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, e.service(fastService()))
+	// Start returns while its first round still waits for GBrain: here a
+	// GBrain that takes an hour to start, with an hour allowed for the
+	// handshake, so a Start that waited for it would hang the test.
+	held := fastService()
+	held.HandshakeTimeout = time.Hour
+	e.fake.SetControl(t, gbraintest.Control{StartDelayMs: int(time.Hour / time.Millisecond)})
+	heldCtx, stopHeld := context.WithCancel(ctx)
+	first := StartWith(heldCtx, e.cfg, e.st, e.pol, nil, held)
+	waitFor(t, "the first service to dial", 15*time.Second, func() bool { return first.conn.Dials() >= 1 })
+	stopHeld()
+	<-first.Done()
+	e.fake.SetControl(t, gbraintest.Control{})
+	s := StartWith(ctx, e.cfg, e.st, e.pol, nil, fastService())
 	if s.Recall() != nil {
 		t.Fatal("without semanticSearch GBrain is not on the query path: no recall")
 	}

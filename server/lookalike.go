@@ -30,7 +30,15 @@ type Lookalike struct {
 	// with the same name, packages and version: equivalent code (local
 	// changes not compared).
 	SameCommitAs []string `json:"sameCommitAs,omitempty"`
+	// More counts the look-alikes in this answer that Of leaves out: the
+	// lists name at most lookalikeListMax ids each, so that a page of 50
+	// clones of one repository costs 50 short lists, not 50 × 49 ids.
+	More int `json:"more,omitempty"`
 }
+
+// lookalikeListMax bounds Of and SameCommitAs: the nearest look-alikes in
+// answer order are named, the rest counted in More.
+const lookalikeListMax = 4
 
 // Traits compared between look-alikes, in the order they are named.
 var lookalikeTraits = []string{"name", "package", "version", "branch", "worktree", "commit"}
@@ -86,9 +94,13 @@ func markLookalikes(ps []Project, recs []*local.Project, pol catalog.Policy) {
 				if j == i {
 					continue
 				}
-				l.Of = append(l.Of, ps[j].ProjectID)
+				if len(l.Of) < lookalikeListMax {
+					l.Of = append(l.Of, ps[j].ProjectID)
+				} else {
+					l.More++
+				}
 				d := differences(&ps[i], &ps[j])
-				if sameCode(&ps[i], &ps[j], d) {
+				if sameCode(&ps[i], &ps[j], d) && len(l.SameCommitAs) < lookalikeListMax {
 					l.SameCommitAs = append(l.SameCommitAs, ps[j].ProjectID)
 				}
 				for _, t := range d {

@@ -16,19 +16,20 @@ import (
 // project renders one record after its live re-check. The handoff is built
 // from the checked root only, never from metadata.
 func (f *Frontend) project(c *call, p *local.Project, ck catalog.Check, reasons []string, ws string, withHandoff bool) Project {
+	sh := shownOf(p)
 	out := Project{
 		ProjectID:              p.ID,
 		RecordRevision:         p.RecordRevision,
-		Name:                   dataText(p.Meta.Name, 120),
-		Description:            dataText(firstNonEmpty(p.Meta.Description, p.Meta.Readme), 300),
+		Name:                   sh.name,
+		Description:            sh.description,
 		Reason:                 reasons,
 		Availability:           string(ck.Availability),
 		IndexState:             string(ck.IndexState),
 		Freshness:              local.FreshnessUnknown,
 		ValidatedAt:            ck.At.UTC().Format(time.RFC3339),
 		RevalidateAfterSeconds: RevalidateAfter,
-		Packages:               capList(p.Meta.Packages, 8, 200),
-		Version:                dataText(p.Meta.Version, 64),
+		Packages:               slices.Clip(sh.packages),
+		Version:                sh.version,
 		Workspace:              ws,
 		Warnings:               capList(p.Meta.Problems, 4, 300),
 	}

@@ -103,6 +103,9 @@ func runDoctor(ctx context.Context, g *globalOptions, o *doctorOptions, out, _ i
 		ddChecks, ddUsable := doctor.DataDir(cfg.DataDir)
 		r.Add("data dir", ddChecks)
 		if ddUsable {
+			// Before the store's check, whose opening of the store would
+			// publish a damaged catalog again before it is named.
+			r.Add("published catalog", doctor.Views(ctx, cfg.DataDir))
 			r.Add("store", doctor.Store(ctx, cfg))
 			r.Add("leases", doctor.Leases(cfg.DataDir))
 		} else {

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,13 +40,6 @@ func newServeCommand(g *globalOptions) *cobra.Command {
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Reader, out, errOut io.Writer) error {
 	logger := newLogger(errOut)
-	if path := os.Getenv("CGCAT_CPUPROFILE"); path != "" {
-		// For benchmarks (bench/load.sh): where a busy server spends its time.
-		if f, err := os.Create(strings.ReplaceAll(path, "%d", strconv.Itoa(os.Getpid()))); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
 	live := g.liveConfig()
 	// An invalid config does not stop the server: a host would only show a
 	// dead server. Every answer says what is wrong, and a corrected file is

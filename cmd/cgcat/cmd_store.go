@@ -41,6 +41,13 @@ func runStoreRecover(ctx context.Context, g *globalOptions, asJSON bool, out io.
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
+	if rep.Healthy {
+		fmt.Fprintf(out, "the catalog store in %s is healthy (%d records), nothing to do\n", local.Printable(cfg.DataDir), rep.Records)
+		if rep.Republished != "" {
+			fmt.Fprintf(out, "the published catalog was published again: %s\n", local.Printable(rep.Republished))
+		}
+		return nil
+	}
 	fmt.Fprintf(out, "recovered %s: %d records kept with their ids (%d from the database, %d from the published catalog), %d dropped\n",
 		local.Printable(cfg.DataDir), rep.Records, rep.FromDatabase, rep.FromViews, rep.Dropped)
 	if rep.TablesUnreadable > 0 || rep.JournalsUnreadable > 0 {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // Step 8 of the acceptance (seed 13.2: "Codex GUI/IDE ... must be tested on

@@ -202,7 +202,7 @@ func TestDoctorBroken(t *testing.T) {
 		"· not checked (no usable data dir)",
 		"✗ mcp_servers.codegraph-catalog in "+e.codexFile()+" runs "+filepath.Join(e.base, "no-such-dir", "cgcat")+", which does not exist",
 		"      fix: cgcat install codex --force",
-		"✗ started as OpenCode starts it: the process ended before answering initialize",
+		"✗ started as OpenCode starts it: the process ended before answering initialize (exit status 3)",
 		"stderr: broken",
 		"      fix: cgcat install opencode --force",
 		`! `+filepath.Join(e.opencodeDir(), "opencode.json")+` has no CodeGraph MCP server (codegraph serve --mcp)`,

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // The eight acceptance steps of seed 000 section 13.2 in each real host

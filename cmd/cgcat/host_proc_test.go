@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // The host's processes as the acceptance steps see them, from /proc

@@ -26,6 +26,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,7 +47,10 @@ func main() {
 	out := os.Stdout
 	os.Stdout = os.Stderr
 	tuneGC()
-	os.Exit(runUntilSignalled(os.Args[1:], os.Stdin, out, os.Stderr))
+	stopProfile := startCPUProfile()
+	code := runUntilSignalled(os.Args[1:], os.Stdin, out, os.Stderr)
+	stopProfile()
+	os.Exit(code)
 }
 
 // tuneGC: a cgcat process keeps little on its heap (the catalog is a
@@ -61,6 +66,23 @@ func tuneGC() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(gcSoftLimit)
 	}
+}
+
+// startCPUProfile writes a CPU profile of the whole command to the file
+// CGCAT_CPUPROFILE names ("%d" becomes the process id), for benchmarks
+// (bench/load.sh, bench/scan.sh): where a busy serve or a scan spends its
+// time. It returns what stops it.
+func startCPUProfile() func() {
+	path := os.Getenv("CGCAT_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%d", strconv.Itoa(os.Getpid())))
+	if err != nil {
+		return func() {}
+	}
+	_ = pprof.StartCPUProfile(f)
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // gcSoftLimit is the Go heap size past which the collector runs more often

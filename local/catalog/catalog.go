@@ -77,6 +77,13 @@ type Catalog struct {
 func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
+	// When the published files cannot be used, the store itself is read
+	// (without its lock: R39).
+	c.follow.SetFallback(func() (*view.Snapshot, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return st.ReadCatalog(ctx)
+	})
 	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,9 @@ func StampNames(root string, names []string) uint64 {
 	names = slices.Clone(names)
 	slices.Sort(names)
 	h := xxh3.New()
+	// The code that reads metadata is part of what a stamp vouches for
+	// (version.go): a stamp made by other code never matches.
+	h.Write(binary.LittleEndian.AppendUint64(nil, stampVersion()))
 	var newest int64 // the latest modification or status change seen
 	add := func(rel string, look bool) {
 		h.WriteString(rel)
@@ -122,6 +125,9 @@ func StampNames(root string, names []string) uint64 {
 	}
 	return 1
 }
+
+// stampVersion is Derivation (tests stand in another).
+var stampVersion = Derivation
 
 // RacyStamp is how recent a change makes a stamp untrustworthy: longer
 // than any local file system's timestamp tick (ext4's follows the kernel's

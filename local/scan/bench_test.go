@@ -58,7 +58,9 @@ func BenchmarkScanFullPass(b *testing.B) {
 	root := benchTree(b)
 	opt := testOptions(root)
 	opt.MaxDepth = 10
+	opt.VisibleCarry = opt.SliceTime / 4 // as OptionsFrom sets it
 	dirs := 0
+	cpu := processCPU()
 	for b.Loop() {
 		st := newStore(b)
 		s, err := Start(context.Background(), st, opt)
@@ -78,6 +80,7 @@ func BenchmarkScanFullPass(b *testing.B) {
 		s.Close()
 	}
 	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
+	reportCPU(b, cpu)
 }
 
 // BenchmarkScanRescan measures a pass over the same tree with the catalog
@@ -107,8 +110,10 @@ func BenchmarkScanRescan(b *testing.B) {
 	}
 	pass()
 	dirs := 0
+	cpu := processCPU()
 	for b.Loop() {
 		dirs += pass()
 	}
 	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
+	reportCPU(b, cpu)
 }

@@ -16,6 +16,7 @@ func BenchmarkWalk(b *testing.B) {
 	opt.Workers = 4
 	s := &Scanner{opt: opt}
 	dirs := 0
+	cpu := processCPU()
 	for b.Loop() {
 		res := s.walk(context.Background(), []item{{Path: root}}, 1<<30, time.Now().Add(time.Hour))
 		if len(res.pending) != 0 || len(res.found) == 0 {
@@ -24,4 +25,5 @@ func BenchmarkWalk(b *testing.B) {
 		dirs += len(res.consumed)
 	}
 	b.ReportMetric(float64(dirs)/b.Elapsed().Seconds(), "dirs/s")
+	reportCPU(b, cpu)
 }

@@ -66,12 +66,15 @@ import (
 // catalog: a cache older (or newer) than the catalog, or taken from another
 // data dir on the same machine, is as good as any.
 //
-// What a listing holds (listDir) is part of the format: a change to it
-// (another exclusion rule, other source names) needs a new cacheMagic.
+// What a listing holds (listDir, and the source names meta.IsSource keeps)
+// is derived by code: the file carries that code's version
+// (ListingDerivation, computed from the code), so a listing made by other
+// code is never trusted and nobody has to remember to bump cacheMagic
+// (which now changes only with the file's layout).
 
 const (
 	cacheName     = "scan.dircache"
-	cacheMagic    = "cgcat dircache 2"
+	cacheMagic    = "cgcat dircache 3"
 	maxCacheBytes = 64 << 20
 	// maxCacheName bounds one name in the file (Linux: 255 bytes).
 	maxCacheName = 4096
@@ -107,6 +110,11 @@ type dirCache struct {
 	walk   uint64 // cacheKey of the walk settings
 	boot   string
 	margin time.Duration
+	// revisits: a pass may reach a directory twice (symlinks followed), so
+	// get looks at this pass's own listings first. Without it a directory
+	// met twice (a bind mount) is listed again: as true, and no lock and
+	// map lookup per directory of a first pass.
+	revisits bool
 
 	// kept is what earlier passes (or earlier rounds of this pass) left:
 	// a read-only file and which of its entries this scanner confirmed.
@@ -116,12 +124,13 @@ type dirCache struct {
 	// times (asked once per device and pass).
 	devs atomic.Pointer[sync.Map]
 
-	mu      sync.Mutex
-	pass    uint64            // the pass being walked
-	fresh   []byte            // entries listed in this pass by this scanner
-	freshIx map[dirKey]uint32 // offsets into fresh
-	nFresh  atomic.Int32      // len(freshIx), read without mu
-	saved   int               // len(fresh) when the file was last written
+	mu       sync.Mutex
+	pass     uint64            // the pass being walked
+	fresh    []byte            // entries listed in this pass by this scanner
+	freshIx  map[dirKey]uint32 // offsets into fresh (only while kept is set, or revisits)
+	nEntries int               // entries in fresh
+	nFresh   atomic.Int32      // len(freshIx), read without mu
+	saved    int               // len(fresh) when the file was last written
 }
 
 // keptSet is a cache file's entries and which of them matched a directory
@@ -275,31 +284,6 @@ func loadCache(path string, walk uint64, boot string) *cacheFile {
 	return f
 }
 
-// The file: cacheMagic, the boot id (uvarint length and bytes), the cache
-// key and the number of entries (8 bytes each, little endian), the entries,
-// and the xxh3 hash of all that (8 bytes).
-
-// parseCache checks a file's header and checksum and returns its entries
-// and how many the header says there are.
-func parseCache(b []byte, walk uint64, boot string) ([]byte, int, bool) {
-	if len(b) < len(cacheMagic)+8 || string(b[:len(cacheMagic)]) != cacheMagic {
-		return nil, 0, false
-	}
-	sum := binary.LittleEndian.Uint64(b[len(b)-8:])
-	b = b[:len(b)-8]
-	if xxh3.Hash(b) != sum {
-		return nil, 0, false
-	}
-	r := cacheReader[[]byte]{b: b, off: len(cacheMagic)}
-	gotBoot := r.str()
-	gotWalk := r.u64()
-	n := r.u64()
-	if r.bad || gotBoot != boot || gotWalk != walk || n > uint64(len(b)) {
-		return nil, 0, false
-	}
-	return b[r.off:], int(n), true
-}
-
 // frozen is b as a string without a copy: b is never written again (the
 // entries of a cache file are read-only once made).
 func frozen(b []byte) string {
@@ -326,7 +310,7 @@ func (c *dirCache) trusts(d *nofollow.Dir, dev uint64) bool {
 // times, or nil. A kept listing is confirmed for this pass.
 func (c *dirCache) get(t nofollow.Times) *listing {
 	k := keyOf(t.ID)
-	if c.nFresh.Load() > 0 {
+	if c.revisits && c.nFresh.Load() > 0 {
 		// Listed in this pass already (a directory reached twice, by a
 		// followed symlink): that listing is the newest.
 		c.mu.Lock()
@@ -376,6 +360,13 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 		return // full: the rest is listed every time
 	}
 	c.fresh = b
+	c.nEntries++
+	if !c.revisits && c.kept.Load() == nil {
+		// Nothing kept to tell apart from (a first pass) and no directory
+		// met twice: no index of this pass's entries is ever asked for
+		// (a map of 112k entries was a tenth of a first pass's CPU).
+		return
+	}
 	if c.freshIx == nil {
 		c.freshIx = map[dirKey]uint32{}
 	}
@@ -414,7 +405,7 @@ func (c *dirCache) dirty() bool {
 // since (c.mu held).
 func (c *dirCache) rebase(f *cacheFile) {
 	c.kept.Store(newKept(f))
-	c.fresh, c.freshIx, c.saved = nil, nil, 0
+	c.fresh, c.freshIx, c.saved, c.nEntries = nil, nil, 0, 0
 	c.nFresh.Store(0)
 }
 
@@ -429,8 +420,9 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	if kept != nil {
 		size += len(kept.file.body)
 	}
-	out := make([]byte, 0, len(cacheMagic)+binary.MaxVarintLen64+len(c.boot)+24+min(size, maxCacheBytes))
+	out := make([]byte, 0, len(cacheMagic)+8+binary.MaxVarintLen64+len(c.boot)+24+min(size, maxCacheBytes))
 	out = append(out, cacheMagic...)
+	out = binary.LittleEndian.AppendUint64(out, ListingDerivation())
 	out = binary.AppendUvarint(out, uint64(len(c.boot)))
 	out = append(out, c.boot...)
 	out = binary.LittleEndian.AppendUint64(out, c.walk)
@@ -438,7 +430,7 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	out = binary.LittleEndian.AppendUint64(out, 0)
 	head := len(out)
 	out = append(out, c.fresh...)
-	n := len(c.freshIx)
+	n := c.nEntries
 	if kept != nil {
 		kept.file.index()
 		f := kept.file

@@ -103,6 +103,15 @@ type Options struct {
 	RoundDirs      int
 	RoundTime      time.Duration
 	Meta           meta.Limits
+	// VisibleCarry is how long after the last commit a slice that found new
+	// or changed projects may wait to be committed with the next one (zero:
+	// committed at once). A first pass meets projects in every slice; each
+	// commit opens the store (a journal flush, ~8 fsyncs) and publishes a
+	// delta: 56 commits and 0.37 s of CPU for a first pass over 112k
+	// directories with one per slice, 10 with a quarter of maxSliceMs. A
+	// caller waiting on an empty catalog (R11, within maxSliceMs) still
+	// sees the first projects well within its budget.
+	VisibleCarry time.Duration
 	// Workers read directories in parallel; zero means 4.
 	Workers int
 	// RecordsAt, when set, gives the records of a store revision faster
@@ -135,6 +144,7 @@ func OptionsFrom(c *config.Config) Options {
 		FollowSymlinks: d.FollowSymlinks,
 		SliceDirs:      d.MaxDirectoriesPerSlice,
 		SliceTime:      time.Duration(d.MaxSliceMs) * time.Millisecond,
+		VisibleCarry:   time.Duration(d.MaxSliceMs) * time.Millisecond / 4,
 		RoundDirs:      d.MaxDirectoriesPerRound,
 		RoundTime:      time.Duration(d.MaxRoundMs) * time.Millisecond,
 		Meta:           meta.Limits{MaxBytesPerFile: c.Metadata.MaxBytesPerFile, MaxBytesPerProject: c.Metadata.MaxBytesPerProject},
@@ -231,6 +241,9 @@ func start(ctx context.Context, st *store.Store, opt Options, l *lease.Lease) (*
 	l.RequireProgress()
 	t0 := time.Now()
 	s.cache = openDirCache(st.DataDir(), opt.cacheKey())
+	if s.cache != nil {
+		s.cache.revisits = opt.FollowSymlinks
+	}
 	l.Progress()
 	t1 := time.Now()
 	err := st.Update(ctx, func(tx *store.Tx) error {
@@ -353,15 +366,26 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 	}
 }
 
-// canCarry reports whether a walked slice may wait for the next commit: it
-// changed nothing a reader could see (every project it met is settled, so
-// its commit would only move the walk's own bookkeeping), and the last
-// commit is recent. A scanner killed meanwhile loses at most SliceTime of
-// walking, which its successor (resuming from the last committed stack)
-// walks again.
+// canCarry reports whether a walked slice may wait for the next commit. One
+// that changed nothing a reader could see (every project it met is
+// settled, so its commit would only move the walk's own bookkeeping) waits
+// until SliceTime after the last commit; one that found new or changed
+// projects waits VisibleCarry, and no more than maxCarriedSlices slices'
+// worth of directories go into one commit (a smaller SliceDirs still means
+// more frequent commits). A round's last slice is always committed at
+// once. A scanner killed meanwhile loses at most SliceTime of walking,
+// which its successor (resuming from the last committed stack) walks again.
 func (s *Scanner) canCarry(pl *slicePlan) bool {
-	if time.Since(s.lastCommit) >= s.opt.SliceTime {
+	since := time.Since(s.lastCommit)
+	if since >= s.opt.SliceTime {
 		return false
+	}
+	carried := pl.w.dirs
+	if s.carried != nil {
+		carried += s.carried.w.dirs
+	}
+	if since < s.opt.VisibleCarry && carried <= maxCarriedSlices*s.opt.SliceDirs {
+		return true
 	}
 	for i := range pl.w.found {
 		f := &pl.w.found[i]
@@ -371,6 +395,10 @@ func (s *Scanner) canCarry(pl *slicePlan) bool {
 	}
 	return true
 }
+
+// maxCarriedSlices bounds how many slices' worth of directories one
+// commit of new or changed projects may hold (canCarry).
+const maxCarriedSlices = 8
 
 // withCarried joins pl to the carried slices: one commit for all of them.
 func (s *Scanner) withCarried(pl *slicePlan) *slicePlan {
@@ -415,6 +443,7 @@ func (p *slicePlan) join(next *slicePlan) {
 	p.w.pending = next.w.pending
 	p.w.found = append(p.w.found, next.w.found...)
 	p.w.gaps = append(p.w.gaps, next.w.gaps...)
+	p.w.rejected = append(p.w.rejected, next.w.rejected...)
 }
 
 // RunSlice runs exactly one slice (for `cgcat scan --once` and for a tool

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -38,7 +39,7 @@ import (
 // copied or built anew, so the mapping can be released (by its owner, once
 // nothing reachable refers to it) while answers live on.
 
-const frozenMagic = "CGSRCH\x00\x01"
+const frozenMagic = "CGSRCH\x00\x02"
 
 // strRef is a string in the string section: its offset and length.
 type strRef struct{ off, n uint32 }
@@ -76,22 +77,28 @@ const (
 	numSec     = secExSlots + int(numExact)
 )
 
-// footer: document count, term count, field length sums, then offset and
-// length of each section.
-const footerSize = 8 + 8 + 8*int(numFields) + 16*numSec
+// footer: document count, term count, the Derivation that built it, field
+// length sums, then offset and length of each section.
+const footerSize = 8 + 8 + 8 + 8*int(numFields) + 16*numSec
 
 var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // ErrFrozen says a frozen index is damaged or of another form.
 var ErrFrozen = errors.New("frozen search index is damaged or of another format")
 
+// ErrDerivation says a frozen index was built by another tokenizer, stemmer
+// or builder (another Derivation): it is whole, but this code must not
+// search it.
+var ErrDerivation = errors.New("frozen search index was built by another version of the tokenizer")
+
 // Frozen is a search index in its frozen form, read-only. It is safe for
 // concurrent use.
 type Frozen struct {
-	owner  any // keeps the memory behind b reachable (a mapping's holder)
-	b      []byte
-	n, nt  uint32
-	sumLen [numFields]uint64
+	owner   any // keeps the memory behind b reachable (a mapping's holder)
+	faulted atomic.Bool
+	b       []byte
+	n, nt   uint32
+	sumLen  [numFields]uint64
 
 	str     []byte
 	docs    []docRec
@@ -135,7 +142,7 @@ func OpenFrozen(b []byte, owner any) (*Frozen, error) {
 	f := &Frozen{owner: owner, b: b}
 	ft := b[len(b)-footerSize:]
 	u64 := func() uint64 { v := binary.LittleEndian.Uint64(ft); ft = ft[8:]; return v }
-	n, nt := u64(), u64()
+	n, nt, derived := u64(), u64(), u64()
 	if n >= 1<<31 || nt >= 1<<31 {
 		return nil, ErrFrozen
 	}
@@ -194,6 +201,12 @@ func OpenFrozen(b []byte, owner any) (*Frozen, error) {
 			return nil, ErrFrozen
 		}
 	}
+	if !f.check() {
+		return nil, ErrFrozen
+	}
+	if derived != Derivation() {
+		return f, ErrDerivation
+	}
 	return f, nil
 }
 
@@ -229,7 +242,9 @@ func (f *Frozen) Slot(id string) (uint32, bool) {
 		return 0, false
 	}
 	mask := uint32(len(f.idHash) - 1)
-	for h := hashString(id) & mask; ; h = (h + 1) & mask {
+	// At most one probe per entry: a table with no free entry (crafted,
+	// the checksum passing) ends the search instead of looping for ever.
+	for h, probes := hashString(id)&mask, 0; probes < len(f.idHash); h, probes = (h+1)&mask, probes+1 {
 		v := f.idHash[h]
 		if v == 0 {
 			return 0, false
@@ -238,6 +253,7 @@ func (f *Frozen) Slot(id string) (uint32, bool) {
 			return v - 1, true
 		}
 	}
+	return 0, false
 }
 
 // ID returns the id of the document at slot (a copy).
@@ -321,7 +337,13 @@ func hashString(s string) uint32 {
 // WriteFrozen writes the index's documents in the frozen form (see Frozen)
 // and returns the number of bytes written. The index may itself be over a
 // base: what is written is what it answers from.
-func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
+func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
+	defer func() {
+		if ix.base != nil && ix.base.Faulted() && err == nil {
+			err = fmt.Errorf("%w: its base changed while it was read", ErrFrozen)
+		}
+	}()
+	defer ix.unguard(ix.guard())
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	fw := &frozenWriter{w: bufio.NewWriterSize(w, 1<<20)}
@@ -677,6 +699,7 @@ func (ix *Index) WriteFrozen(w io.Writer) (int64, error) {
 	fw.pad()
 	fw.u64(uint64(len(slots)))
 	fw.u64(uint64(len(terms)))
+	fw.u64(Derivation())
 	for _, v := range sumLen {
 		fw.u64(v)
 	}

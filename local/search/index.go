@@ -382,6 +382,7 @@ func (ix *Index) Put(d Doc) {
 	if d.ID == "" {
 		return
 	}
+	defer ix.unguard(ix.guard())
 	b := builderPool.Get().(*builder)
 	defer builderPool.Put(b)
 	b.build(&d)
@@ -488,6 +489,7 @@ func (e *docEntry) wholeForms() []string {
 
 // Delete removes the document with this id, if present.
 func (ix *Index) Delete(id string) {
+	defer ix.unguard(ix.guard())
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, ok := ix.byID[id]
@@ -1015,11 +1017,12 @@ func (ix *Index) List(keep func(id string) bool) []string {
 }
 
 // ListFilter is List with a Filter.
-func (ix *Index) ListFilter(f Filter) []string {
+func (ix *Index) ListFilter(f Filter) (out []string) {
+	defer ix.unguard(ix.guard())
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	order, _ := ix.ensureOrder()
-	out := make([]string, 0, len(order))
+	out = make([]string, 0, len(order))
 	for _, s := range order {
 		if f.keeps(ix, s) {
 			out = append(out, ix.hitID(s))

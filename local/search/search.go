@@ -408,6 +408,7 @@ func (ix *Index) SearchTop(query string, keep func(id string) bool, n int) (hits
 
 // SearchFilter is SearchTop with a Filter.
 func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, total int) {
+	defer ix.unguard(ix.guard())
 	q := parseQuery(query)
 	if q == nil || (len(q.terms) == 0 && q.norm == "") || n == 0 {
 		return nil, 0

@@ -29,7 +29,8 @@ func (ix *Index) Suggest(query string, keep func(id string) bool, n int) []strin
 }
 
 // SuggestFilter is Suggest with a Filter.
-func (ix *Index) SuggestFilter(query string, keep Filter, n int) []string {
+func (ix *Index) SuggestFilter(query string, keep Filter, n int) (suggestions []string) {
+	defer ix.unguard(ix.guard())
 	q := parseQuery(query)
 	n = min(n, maxSuggestions)
 	if q == nil || n <= 0 {

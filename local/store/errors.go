@@ -57,16 +57,20 @@ type WriteError struct {
 }
 
 func (e *WriteError) Error() string {
-	what := "free some space or fix the data dir's permissions"
+	return fmt.Sprintf("cannot write the catalog store in %s (%v); %s — until then cgcat answers from the catalog as it was", e.Dir, e.Err, e.advice())
+}
+
+// advice says what to do about the cause.
+func (e *WriteError) advice() string {
 	switch {
-	case errors.Is(e.Err, syscall.ENOSPC):
-		what = "free some space on that disk"
+	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT):
+		return "free some space on that disk"
 	case errors.Is(e.Err, syscall.EROFS):
-		what = "the data dir is on a read-only file system: point dataDir at a writable directory"
+		return "the data dir is on a read-only file system: point dataDir at a writable directory"
 	case errors.Is(e.Err, syscall.EACCES), errors.Is(e.Err, syscall.EPERM):
-		what = "make the data dir writable for this user"
+		return "make the data dir writable for this user"
 	}
-	return fmt.Sprintf("cannot write the catalog store in %s (%v); %s — until then cgcat answers from the catalog as it was", e.Dir, e.Err, what)
+	return "free some space or fix the data dir's permissions"
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
@@ -87,3 +91,36 @@ func writeErr(dir string, err error) error {
 	}
 	return err
 }
+
+// PublishError says a change was committed to the store (Committed) but
+// could not be published for the other processes (their views): nothing is
+// lost, and other processes answer from the store until the next writer
+// publishes it.
+type PublishError struct {
+	Dir       string
+	Committed bool
+	Err       error
+}
+
+func (e *PublishError) Error() string {
+	what := "the next change publishes it (`cgcat scan`)"
+	var we *WriteError
+	if errors.As(e.Err, &we) {
+		what = we.advice() + "; then `cgcat scan` publishes it"
+	}
+	if e.Committed {
+		return fmt.Sprintf("the change was saved in the catalog store, but publishing it for other cgcat processes in %s failed (%v); %s — meanwhile they read the store itself", e.Dir, e.cause(), what)
+	}
+	return fmt.Sprintf("publishing the catalog for other cgcat processes in %s failed (%v); %s — meanwhile they read the store itself", e.Dir, e.cause(), what)
+}
+
+func (e *PublishError) cause() error {
+	var we *WriteError
+	if errors.As(e.Err, &we) {
+		return we.Err
+	}
+	return e.Err
+}
+
+// Unwrap gives the cause (a WriteError when the disk is full or read-only).
+func (e *PublishError) Unwrap() error { return e.Err }

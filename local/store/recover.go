@@ -18,6 +18,7 @@ import (
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
+	lerrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/journal"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/storage"
@@ -35,6 +36,12 @@ type RecoverReport struct {
 	Dropped int
 	// Aside is where the damaged database was moved.
 	Aside string
+	// Healthy: the database read whole and consistent, so nothing was
+	// rebuilt or moved aside.
+	Healthy bool
+	// Republished says why the published catalog was published again
+	// ("" when it was whole).
+	Republished string
 }
 
 // Recover rebuilds the data dir's database from everything readable: each
@@ -56,10 +63,17 @@ func Recover(ctx context.Context, dataDir string) (RecoverReport, error) {
 		}
 		return rep, fmt.Errorf("recover catalog store %s: %w", dbDir, err)
 	}
-	kv, err := salvage(stor, &rep)
+	healthy := sound(stor) == nil
+	var kv map[string]entry
+	if !healthy {
+		kv, err = salvage(stor, &rep)
+	}
 	stor.Close()
 	if err != nil {
 		return rep, err
+	}
+	if healthy {
+		return recoverViews(ctx, dataDir, rep)
 	}
 	fresh, err := os.MkdirTemp(dataDir, "catalog.db.recovered-")
 	if err != nil {
@@ -84,6 +98,70 @@ func Recover(ctx context.Context, dataDir string) (RecoverReport, error) {
 	// Publish the recovered catalog (a new store id: every reader reloads).
 	_, err = Open(ctx, dataDir)
 	return rep, err
+}
+
+// recoverViews is Recover for a database that reads whole: nothing is
+// rebuilt, and the published catalog is published again if it is damaged.
+func recoverViews(ctx context.Context, dataDir string, rep RecoverReport) (RecoverReport, error) {
+	rep.Healthy = true
+	why := ""
+	if ptr, ok := view.ReadPointer(dataDir); !ok {
+		why = "it was missing or unreadable"
+	} else if vr := view.Verify(dataDir); len(vr.Problems) > 0 {
+		why = strings.Join(vr.Problems, "; ")
+		view.ReportDamage(dataDir, ptr, errors.New(why))
+	}
+	s, err := Open(ctx, dataDir) // republishes what ReportDamage (or the pointer) asks for
+	if err != nil {
+		return rep, err
+	}
+	err = s.View(ctx, func(r *Reader) error {
+		return r.Projects(func(*local.Project) error { rep.Records++; rep.FromDatabase++; return nil })
+	})
+	rep.Republished = why
+	return rep, err
+}
+
+// sound checks that the database opens and reads whole: every key (its
+// blocks' checksums), every record decoded and bound to its root.
+func sound(stor storage.Storage) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading it failed: %v", r)
+		}
+	}()
+	db, err := leveldb.Open(stor, &opt.Options{ReadOnly: true, Strict: opt.StrictAll})
+	if err != nil && !lerrors.IsCorrupted(err) {
+		// Read-only recovery trips over journals a killed writer left; a
+		// normal open replays them (Recover may write).
+		db, err = leveldb.Open(stor, &opt.Options{Strict: opt.StrictAll})
+	}
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Get([]byte(keyFormat), nil); err != nil {
+		return fmt.Errorf("format key: %w", err)
+	}
+	// Every key, so every block of every table is read (its checksum
+	// checked), whatever it holds.
+	it := db.NewIterator(nil, nil)
+	defer it.Release()
+	for it.Next() {
+		id, ok := strings.CutPrefix(string(it.Key()), prefixProj)
+		if !ok {
+			continue
+		}
+		p, err := decodeProject(id, it.Value())
+		if err != nil {
+			return err
+		}
+		bound, err := db.Get([]byte(prefixRoot+pathid.Key(p.Root)), nil)
+		if err != nil || string(bound) != id {
+			return fmt.Errorf("record %s is not bound to its root", id)
+		}
+	}
+	return it.Error()
 }
 
 // entry is the newest version of one key found anywhere.

@@ -22,11 +22,16 @@ const FormatVersion = 1
 type Store struct {
 	dataDir string
 	dbDir   string
-	// Wait bounds how long Update and View wait for other processes.
+	// Wait bounds how long Update and View wait for other processes
+	// (DefaultWait unless changed).
 	Wait   time.Duration
 	id     Identity
 	damage error
 }
+
+// DefaultWait is how long Update and View wait for a running process that
+// holds the database (a stopped one is not waited for).
+const DefaultWait = 15 * time.Second
 
 // DBDir is the LevelDB directory in a data dir.
 func DBDir(dataDir string) string { return filepath.Join(dataDir, "catalog.db") }
@@ -39,7 +44,7 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, writeErr(dataDir, fmt.Errorf("create data dir: %w", err))
 	}
-	s := &Store{dataDir: dataDir, dbDir: DBDir(dataDir), Wait: 15 * time.Second}
+	s := &Store{dataDir: dataDir, dbDir: DBDir(dataDir), Wait: DefaultWait}
 	if err := s.ensureDB(ctx); err != nil {
 		return nil, err
 	}
@@ -55,9 +60,12 @@ func Open(ctx context.Context, dataDir string) (*Store, error) {
 		var (
 			ce *CorruptError
 			we *WriteError
+			pe *PublishError
 		)
 		_, published := view.ReadPointer(dataDir)
 		switch {
+		case errors.As(err, &pe):
+			// Committed, not published: readers read the store itself.
 		case published && errors.As(err, &ce):
 			s.damage = err
 		case published && errors.As(err, &we):
@@ -178,8 +186,12 @@ func (s *Store) legacyIdentity(ctx context.Context) (Identity, bool) {
 // another store, or a database written after the view (a writer killed
 // between its commit and its publication). It does not wait: a process
 // holding the database publishes when it commits.
+//
+// It also heals: a published chain a reader reported damaged, with a file
+// missing or cut short, or with an index built by another version of the
+// tokenizer (an upgrade) gets a whole new base.
 func (s *Store) ensurePublished(ctx context.Context) error {
-	if _, ok := view.ReadPointer(s.dataDir); ok && !s.newerThanPointer() {
+	if ptr, ok := view.ReadPointer(s.dataDir); ok && !s.newerThanPointer() && view.NeedsBase(s.dataDir, ptr) == "" {
 		return nil
 	}
 	err := s.update(ctx, 0, func(tx *Tx) error { return nil })

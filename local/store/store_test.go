@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,12 +154,18 @@ func TestWaitsWhileAnotherOpenerHoldsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { time.Sleep(150 * time.Millisecond); db.Close() }()
-	start := time.Now()
+	// The update can open the database only after the other opener let
+	// go, which it marks first.
+	var released atomic.Bool
+	go func() {
+		time.Sleep(150 * time.Millisecond) // let the update meet the lock
+		released.Store(true)
+		db.Close()
+	}()
 	if err := s.Update(context.Background(), func(tx *Tx) error { tx.Put("k", []byte("v")); return nil }); err != nil {
 		t.Fatalf("update while locked should wait and succeed: %v", err)
 	}
-	if time.Since(start) < 100*time.Millisecond {
+	if !released.Load() {
 		t.Fatal("update did not wait for the other opener")
 	}
 

@@ -12,6 +12,9 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/comparer"
+	"github.com/syndtr/goleveldb/leveldb/memdb"
+	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
 // Tx is one write batch over a snapshot. Reads see the snapshot plus what
@@ -21,7 +24,13 @@ type Tx struct {
 	Reader
 	batch  *leveldb.Batch
 	staged map[string][]byte // nil value = deleted
-	rev    uint64
+	// order holds the staged keys in key order, so Scan finds those under
+	// a prefix without looking at every staged key: a scan slice stages
+	// thousands of keys and asks for a prefix for each new record
+	// (ProjectsWithDB), which was quadratic (0.4 s of a first pass over
+	// 5,229 projects).
+	order *memdb.DB
+	rev   uint64
 
 	changed map[string]*local.Project // records written, as written
 	deleted map[string]bool           // records removed
@@ -45,12 +54,23 @@ func (tx *Tx) put(key string, v []byte) {
 		v = []byte{} // nil marks a deletion in staged
 	}
 	tx.batch.Put([]byte(key), v)
-	tx.staged[key] = v
+	tx.stage(key, v)
 }
 
 func (tx *Tx) del(key string) {
 	tx.batch.Delete([]byte(key))
-	tx.staged[key] = nil
+	tx.stage(key, nil)
+}
+
+// stage records v (nil: deleted) as key's value in this Tx.
+func (tx *Tx) stage(key string, v []byte) {
+	if _, ok := tx.staged[key]; !ok {
+		if tx.order == nil {
+			tx.order = memdb.New(comparer.DefaultComparer, 0)
+		}
+		_ = tx.order.Put([]byte(key), nil)
+	}
+	tx.staged[key] = v
 }
 
 // Put writes a raw key of the caller's own prefix (see keys.go).
@@ -78,14 +98,17 @@ func (tx *Tx) Scan(prefix string, fn func(key string, value []byte) bool) error 
 	}); err != nil {
 		return err
 	}
-	for k, v := range tx.staged {
-		if strings.HasPrefix(k, prefix) {
-			if v == nil {
+	if tx.order != nil {
+		it := tx.order.NewIterator(util.BytesPrefix([]byte(prefix)))
+		for it.Next() {
+			k := string(it.Key())
+			if v := tx.staged[k]; v == nil {
 				delete(merged, k)
 			} else {
 				merged[k] = v
 			}
 		}
+		it.Release()
 	}
 	keys := make([]string, 0, len(merged))
 	for k := range merged {

@@ -96,9 +96,10 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 	}
 	// Published after the commit, under the same lock, so publications
 	// follow commits in order. A failure here loses nothing: the next
-	// writer (or Open) sees the chain behind the database and republishes.
+	// writer (or Open) sees the chain behind the database and republishes,
+	// and readers answer from the database meanwhile.
 	if err := s.publish(db, tx, storeID, nextSeq, visible); err != nil {
-		return writeErr(s.dataDir, err)
+		return &PublishError{Dir: s.dataDir, Committed: tx.batch.Len() > 0, Err: writeErr(s.dataDir, err)}
 	}
 	return nil
 }
@@ -107,9 +108,13 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 // before it, and a whole new base when it does not (first publication, a
 // writer that died before publishing, another store before) or when enough
 // deltas piled up.
+//
+// A chain a reader found damaged (or one with a file missing or cut short,
+// or an index of another tokenizer) is not continued: a whole base is
+// published, even by a commit that changed nothing readers see.
 func (s *Store) publish(db *leveldb.DB, tx *Tx, storeID string, seq uint64, visible bool) error {
 	ptr, ok := view.ReadPointer(s.dataDir)
-	chained := ok && ptr.StoreID == storeID
+	chained := ok && ptr.StoreID == storeID && view.NeedsBase(s.dataDir, ptr) == ""
 	switch {
 	case chained && ptr.Head == seq:
 		return nil // already published
@@ -145,24 +150,32 @@ func (s *Store) publishBase(db *leveldb.DB, storeID string, seq uint64) error {
 		return s.wrap(err)
 	}
 	defer snap.Release()
-	r := &Reader{snap: snap, store: s}
-	st, err := r.ScanState()
+	vs, err := s.snapshotOf(&Reader{snap: snap, store: s}, storeID, seq)
 	if err != nil {
 		return err
 	}
+	_, err = view.PublishBase(s.dataDir, vs)
+	return err
+}
+
+// snapshotOf is the whole catalog as r reads it, as published at seq.
+func (s *Store) snapshotOf(r *Reader, storeID string, seq uint64) (*view.Snapshot, error) {
+	st, err := r.ScanState()
+	if err != nil {
+		return nil, err
+	}
 	vs := &view.Snapshot{StoreID: storeID, MachineID: s.id.MachineID, Seq: seq, Revision: r.Revision(), State: st, GBrain: r.GBrainContact()}
 	if err := r.Projects(func(p *local.Project) error { vs.Records = append(vs.Records, p); return nil }); err != nil {
-		return s.wrap(err)
+		return nil, s.wrap(err)
 	}
 	if err := r.Cards(func(c *local.Card) error { vs.Cards = append(vs.Cards, c); return nil }); err != nil {
-		return s.wrap(err)
+		return nil, s.wrap(err)
 	}
 	if err := r.Scan(prefixGone, func(k string, _ []byte) bool {
 		vs.Forgotten = append(vs.Forgotten, strings.TrimPrefix(k, prefixGone))
 		return true
 	}); err != nil {
-		return s.wrap(err)
+		return nil, s.wrap(err)
 	}
-	_, err = view.PublishBase(s.dataDir, vs)
-	return err
+	return vs, nil
 }

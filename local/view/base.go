@@ -5,17 +5,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/pathid"
@@ -23,7 +17,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// A base file (format 3: records carry the manifest version) is laid out so that a reader maps it and answers
+// A base file (format 3) is laid out so that a reader maps it and answers
 // at once, sharing the pages with every other process that maps it:
 //
 //	"CGVIEW\x00\x03"
@@ -71,13 +65,16 @@ const availOther = 255 // an availability of no code: read from the record
 // reader that moved to a newer base keeps answering from this one until
 // its last call ends); nothing it hands out points into it.
 type Base struct {
-	gen     uint64 // which opening this is
-	recOff  []uint64
-	recs    []byte
-	avail   []byte
-	missing []int64
-	roots   []uint32
-	index   *search.Frozen
+	gen    uint64 // which opening this is
+	mapped *mapping
+	// indexBytes is the index section, until it is opened.
+	indexBytes []byte
+	recOff     []uint64
+	recs       []byte
+	avail      []byte
+	missing    []int64
+	roots      []uint32
+	index      *search.Frozen
 }
 
 // Len is the number of records.
@@ -87,16 +84,23 @@ func (b *Base) Len() int { return len(b.recOff) - 1 }
 func (b *Base) Index() *search.Frozen { return b.index }
 
 // Slot returns the slot of the record with id.
-func (b *Base) Slot(id string) (uint32, bool) { return b.index.Slot(id) }
+func (b *Base) Slot(id string) (slot uint32, ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
+	return b.index.Slot(id)
+}
 
 // ID is the id of the record at slot (a copy).
-func (b *Base) ID(slot uint32) string { return b.index.ID(slot) }
+func (b *Base) ID(slot uint32) (id string) {
+	defer b.mapped.unguard(b.mapped.guard())
+	return b.index.ID(slot)
+}
 
 func (b *Base) rec(slot uint32) []byte { return b.recs[b.recOff[slot]:b.recOff[slot+1]] }
 
 // Record decodes the record at slot (nil if it cannot be read: the
 // checksum makes that a defect, never a state).
-func (b *Base) Record(slot uint32) *local.Project {
+func (b *Base) Record(slot uint32) (p *local.Project) {
+	defer b.mapped.unguard(b.mapped.guard())
 	p, err := decodeRecord(b.rec(slot))
 	if err != nil {
 		return nil
@@ -107,7 +111,8 @@ func (b *Base) Record(slot uint32) *local.Project {
 // RecordLite is Record without the record's prose and the lists no
 // comparison of records reads (description, README, keywords, tags,
 // manifests, problems: left empty): a fraction of the cost.
-func (b *Base) RecordLite(slot uint32) *local.Project {
+func (b *Base) RecordLite(slot uint32) (p *local.Project) {
+	defer b.mapped.unguard(b.mapped.guard())
 	p, err := decodeRecordAs(b.rec(slot), true)
 	if err != nil {
 		return nil
@@ -116,7 +121,8 @@ func (b *Base) RecordLite(slot uint32) *local.Project {
 }
 
 // Availability is the record's availability, without decoding it.
-func (b *Base) Availability(slot uint32) local.Availability {
+func (b *Base) Availability(slot uint32) (a local.Availability) {
+	defer b.mapped.unguard(b.mapped.guard())
 	if c := b.avail[slot]; int(c) < len(availCodes) {
 		return availCodes[c]
 	}
@@ -128,7 +134,8 @@ func (b *Base) Availability(slot uint32) local.Availability {
 
 // MissingSince is the record's MissingSince (the instant), without
 // decoding it.
-func (b *Base) MissingSince(slot uint32) time.Time {
+func (b *Base) MissingSince(slot uint32) (t time.Time) {
+	defer b.mapped.unguard(b.mapped.guard())
 	if ns := b.missing[slot]; ns != noTime {
 		return time.Unix(0, ns).UTC()
 	}
@@ -137,29 +144,37 @@ func (b *Base) MissingSince(slot uint32) time.Time {
 
 // Decide calls fn with the record's root and lineage, which point into the
 // base: fn must not keep them (a policy decision reads them and is done).
-func (b *Base) Decide(slot uint32, lineage []string, fn func(root string, lineage []string) bool) bool {
+func (b *Base) Decide(slot uint32, lineage []string, fn func(root string, lineage []string) bool) (ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
 	root, lin, ok := rootLineage(b.rec(slot), lineage)
 	return ok && fn(root, lin)
 }
 
 // Root is the record's root (a copy).
-func (b *Base) Root(slot uint32) string {
+func (b *Base) Root(slot uint32) (r string) {
+	defer b.mapped.unguard(b.mapped.guard())
 	root, _, _ := rootLineage(b.rec(slot), nil)
 	return strings.Clone(root)
 }
 
 // RootSlot returns the slot of the record whose root has the given
 // pathid.Key (the greatest id when several have).
-func (b *Base) RootSlot(key string) (uint32, bool) {
+func (b *Base) RootSlot(key string) (slot uint32, ok bool) {
+	defer b.mapped.unguard(b.mapped.guard())
 	n := uint64(len(b.roots) / 2)
 	if n == 0 {
 		return 0, false
 	}
 	h := xxh3.HashString(key)
-	for i := h & (n - 1); ; i = (i + 1) & (n - 1) {
+	// At most one probe per entry: a table with no free entry (crafted,
+	// the checksum passing) ends the search instead of looping.
+	for i, probes := h&(n-1), uint64(0); probes < n; i, probes = (i+1)&(n-1), probes+1 {
 		v := b.roots[2*i]
 		if v == 0 {
 			return 0, false
+		}
+		if int(v-1) >= b.Len() {
+			return 0, false // checked at open; never here
 		}
 		if b.roots[2*i+1] == uint32(h>>32) {
 			if root, _, ok := rootLineage(b.rec(v-1), nil); ok && pathid.Key(root) == key {
@@ -167,6 +182,7 @@ func (b *Base) RootSlot(key string) (uint32, bool) {
 			}
 		}
 	}
+	return 0, false
 }
 
 // DocOf is a record's search document: what the index of a base and of
@@ -367,131 +383,3 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 	cw.w.Write(binary.BigEndian.AppendUint64(nil, cw.h.Sum64()))
 	return cw.w.Flush()
 }
-
-// openBase maps a base file and checks it whole (its checksum) before
-// anything is read from it.
-func openBase(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
-	if size < int64(len(baseMagic))+baseFooter+8 || int64(int(size)) != size {
-		return nil, ErrDamaged
-	}
-	open := mapFile
-	if readNotMap {
-		open = readFile
-	}
-	data, release, mapped, err := open(f, int(size))
-	if err != nil {
-		return nil, err
-	}
-	s, b, err := parseBase(data, mapped)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	b.gen = baseGen.Add(1)
-	runtime.AddCleanup(b, func(r released) { r.release(); releasedBases.Store(r.gen, true) }, released{release, b.gen})
-	return s, nil
-}
-
-// readNotMap makes openBase read bases instead of mapping them (as on
-// Windows), for tests.
-var readNotMap bool
-
-type released struct {
-	release func()
-	gen     uint64
-}
-
-var (
-	baseGen       atomic.Uint64
-	releasedBases sync.Map // gens of bases released (for tests)
-)
-
-// parseBase reads a base from data, which it keeps (mapped: a file
-// mapping, whose pages can be dropped from the resident set once checked).
-func parseBase(data []byte, mapped bool) (*Snapshot, *Base, error) {
-	if len(data) < len(baseMagic)+baseFooter+8 || string(data[:len(baseMagic)]) != baseMagic {
-		return nil, nil, ErrDamaged
-	}
-	body, sum := data[:len(data)-8], binary.BigEndian.Uint64(data[len(data)-8:])
-	if xxh3.Hash(body) != sum {
-		return nil, nil, ErrDamaged
-	}
-	if mapped {
-		dropResident(data) // never on memory of our own: that would zero it
-	}
-	ft := body[len(body)-baseFooter:]
-	var secs [numBS][]byte
-	for i := range secs {
-		off, l := binary.LittleEndian.Uint64(ft[16*i:]), binary.LittleEndian.Uint64(ft[16*i+8:])
-		limit := uint64(len(body) - baseFooter)
-		if off%8 != 0 || off > limit || l > limit-off {
-			return nil, nil, ErrDamaged
-		}
-		secs[i] = body[off : off+l]
-	}
-	var hdr baseHeader
-	hdr.Snapshot = &Snapshot{}
-	if err := json.Unmarshal(secs[bsHeader], &hdr); err != nil || hdr.Count < 0 {
-		return nil, nil, ErrDamaged
-	}
-	n := hdr.Count
-	b := &Base{recs: secs[bsRecords], avail: secs[bsAvail]}
-	if len(secs[bsRecOff]) != 8*(n+1) || len(b.avail) != n || len(secs[bsMissing]) != 8*n || len(secs[bsRoots])%8 != 0 {
-		return nil, nil, ErrDamaged
-	}
-	b.recOff = words[uint64](secs[bsRecOff])
-	b.missing = words[int64](secs[bsMissing])
-	b.roots = words[uint32](secs[bsRoots])
-	if m := len(b.roots) / 2; m&(m-1) != 0 {
-		return nil, nil, ErrDamaged
-	}
-	prev := uint64(0)
-	for _, o := range b.recOff {
-		if o < prev || o > uint64(len(b.recs)) {
-			return nil, nil, ErrDamaged
-		}
-		prev = o
-	}
-	ix, err := search.OpenFrozen(secs[bsIndex], b)
-	if err != nil || ix.Len() != n {
-		return nil, nil, fmt.Errorf("%w: %v", ErrDamaged, err)
-	}
-	b.index = ix
-	s := hdr.Snapshot
-	s.Base = b
-	return s, b, nil
-}
-
-// words views a section as little-endian words (copied where the host or
-// the alignment does not allow a view).
-func words[T uint32 | uint64 | int64](b []byte) []T {
-	var z T
-	size := int(unsafe.Sizeof(z))
-	if len(b) == 0 {
-		return nil
-	}
-	if hostLittleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
-		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
-	}
-	out := make([]T, len(b)/size)
-	for i := range out {
-		if size == 4 {
-			out[i] = T(binary.LittleEndian.Uint32(b[4*i:]))
-		} else {
-			out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-	}
-	return out
-}
-
-var hostLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

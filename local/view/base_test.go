@@ -106,6 +106,12 @@ func TestRecordCodecCoversEveryField(t *testing.T) {
 		if !ok || root != p.Root || !slices.Equal(lin, p.Lineage) {
 			t.Fatalf("root and lineage: %q %q %v", root, lin, ok)
 		}
+		if id, ok := checkRecord(enc); !ok || id != p.ID {
+			t.Fatalf("checkRecord: %q %v (it must walk every field appendRecord writes)", id, ok)
+		}
+		if _, ok := checkRecord(enc[:len(enc)-1]); ok {
+			t.Fatal("checkRecord took a truncated record")
+		}
 		if _, err := decodeRecord(enc[:len(enc)-1]); err == nil {
 			t.Fatal("a truncated record was decoded")
 		}

@@ -1,12 +1,15 @@
 package view
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cgcat/cgcat/local/search"
 )
 
 // A new base is published once this many deltas pile up after the current
@@ -26,20 +29,25 @@ func baseDue(p Pointer) bool {
 	return p.Head-p.Base >= maxDeltas || p.DeltaBytes >= min(max(minDeltaBytes, p.BaseBytes/4), maxDeltaBytes)
 }
 
-// Publish writes d as the delta after ptr's head and moves the pointer.
-// The caller holds the store's write lock, so publications never race; it
-// must have checked that ptr is the chain d continues (ptr.Head == d.Seq-1,
-// same store). It reports whether a new base is due.
+// PublishDelta writes d as the delta after ptr's head and moves the
+// pointer. The caller holds the store's write lock, so publications never
+// race; it must have checked that ptr is the chain d continues (ptr.Head ==
+// d.Seq-1, same store). It reports whether a new base is due; a delta too
+// large for readers to read (maxDeltaFile) is not written, and a base is
+// due instead.
 func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, due bool, err error) {
 	b, err := encodeDelta(d)
 	if err != nil {
 		return ptr, false, err
 	}
+	if len(b) > maxDeltaFile {
+		return ptr, true, nil
+	}
 	dir := Dir(dataDir)
 	if err := writeFile(dir, deltaName(d.Seq), b); err != nil {
 		return ptr, false, fmt.Errorf("publish catalog change %d: %w", d.Seq, err)
 	}
-	next = Pointer{StoreID: d.StoreID, Base: ptr.Base, Head: d.Seq, Revision: d.Revision, DeltaBytes: ptr.DeltaBytes + int64(len(b)), BaseBytes: ptr.BaseBytes}
+	next = Pointer{StoreID: d.StoreID, Base: ptr.Base, Head: d.Seq, Revision: d.Revision, DeltaBytes: ptr.DeltaBytes + int64(len(b)), BaseBytes: ptr.BaseBytes, Index: ptr.Index}
 	if err := writePointer(dataDir, next); err != nil {
 		return ptr, false, err
 	}
@@ -49,33 +57,68 @@ func PublishDelta(dataDir string, ptr Pointer, d *Delta) (next Pointer, due bool
 // PublishBase writes s as a new base, moves the pointer to it, and removes
 // what no reader needs any more: everything older than the previous base
 // (a reader still on the previous base can catch up through its deltas;
-// one further behind reads the new base).
+// one further behind reads the new base), and a damage report the new base
+// answers.
 func PublishBase(dataDir string, s *Snapshot) (Pointer, error) {
 	dir := Dir(dataDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Pointer{}, fmt.Errorf("publish catalog: %w", err)
 	}
-	prev, hadPrev := ReadPointer(dataDir)
+	prev, prevErr := readPointer(dataDir)
+	hadPrev := prevErr == nil && prev.StoreID == s.StoreID
 	var from *Base
-	if hadPrev && prev.StoreID == s.StoreID {
-		if ps, err := ReadBase(dataDir, prev.Base); err == nil {
+	if hadPrev && prev.Index == search.Derivation() {
+		ps, err := ReadBase(dataDir, prev.Base)
+		if err != nil {
+			// Damaged: the one before it is as good to build over.
+			ps, _, err = previousBase(dataDir, prev)
+		}
+		if err == nil && !ps.Reindexed {
 			from = ps.Base // the index is built over it
 		}
 	}
-	size, err := writeFileFunc(dir, baseName(s.Seq), func(w io.Writer) error { return writeBase(w, s, from) })
+	write := func(w io.Writer) error { return writeBaseGuarded(w, s, from) }
+	size, err := writeFileFunc(dir, baseName(s.Seq), write)
+	if errors.Is(err, errFault) {
+		// The previous base changed under its mapping while the index was
+		// built over it: build from nothing.
+		from = nil
+		size, err = writeFileFunc(dir, baseName(s.Seq), write)
+	}
 	if err != nil {
 		return Pointer{}, fmt.Errorf("publish catalog %d: %w", s.Seq, err)
 	}
-	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: size}
+	ptr := Pointer{StoreID: s.StoreID, Base: s.Seq, Head: s.Seq, Revision: s.Revision, BaseBytes: size, Index: search.Derivation()}
 	if err := writePointer(dataDir, ptr); err != nil {
 		return Pointer{}, err
 	}
+	clearDamage(dataDir)
 	keep := s.Seq
-	if hadPrev && prev.StoreID == s.StoreID && prev.Base < s.Seq {
+	if hadPrev && prev.Base < s.Seq {
 		keep = prev.Base
 	}
 	removeBefore(dir, keep)
 	return ptr, nil
+}
+
+// writeBaseGuarded is writeBase with a fault in from's mapping (its file
+// truncated meanwhile) turned into errFault.
+func writeBaseGuarded(w io.Writer, s *Snapshot, from *Base) (err error) {
+	var m *mapping
+	if from != nil {
+		m = from.mapped
+	}
+	defer func() {
+		if m != nil && m.faulted.Load() && err == nil {
+			err = errFault
+		}
+	}()
+	defer m.unguard(m.guard())
+	err = writeBase(w, s, from)
+	if err != nil && from != nil && from.Moved() {
+		err = errFault
+	}
+	return err
 }
 
 func writePointer(dataDir string, p Pointer) error {

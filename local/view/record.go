@@ -110,6 +110,11 @@ type recReader struct {
 }
 
 func (r *recReader) u64() uint64 {
+	if len(r.b) > 0 && r.b[0] < 0x80 { // one byte: most lengths and counts
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
 		r.err, r.b = true, nil
@@ -262,4 +267,79 @@ func rootLineage(b []byte, lineage []string) (string, []string, bool) {
 		lineage = append(lineage, r.str())
 	}
 	return root, lineage, !r.err
+}
+
+// checkRecord walks a record without keeping anything and reports its id
+// (pointing into b) and whether it is whole: every field there, a root,
+// nothing after — so that decodeRecord of it cannot fail. Numbers are
+// skipped, not decoded (a base's open walks every record).
+func checkRecord(b []byte) (string, bool) {
+	r := recReader{b: b}
+	id, root := r.str(), r.str()
+	r.skipStrs()  // lineage
+	r.skipNum()   // record revision
+	r.skipStr()   // name
+	r.skipStr()   // description
+	r.skipStrs()  // packages
+	r.skipStr()   // version
+	for range 4 { // keywords, aliases, tags, related
+		r.skipStrs()
+	}
+	r.skipStr()   // readme
+	r.skipStrs()  // manifests
+	for range 3 { // git remote, branch, head
+		r.skipStr()
+	}
+	r.skipNum()   // worktree
+	r.skipStr()   // common dir
+	r.skipStrs()  // problems
+	r.skipNum()   // meta hash
+	for range 3 { // availability, why, index state
+		r.skipStr()
+	}
+	r.skipTime() // first seen
+	r.skipTime() // last seen
+	r.skipTime() // validated at
+	r.skipNum()  // changed
+	r.skipStr()  // database id
+	r.skipStr()  // moved to
+	r.skipTime() // missing since
+	r.skipNum()  // meta stamp
+	return id, !r.err && len(r.b) == 0 && id != "" && root != ""
+}
+
+// skipNum skips a varint as binary.Uvarint would read it (at most ten
+// bytes, the tenth at most 1).
+func (r *recReader) skipNum() {
+	for i := 0; i < len(r.b) && i < binary.MaxVarintLen64; i++ {
+		if c := r.b[i]; c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			r.b = r.b[i+1:]
+			return
+		}
+	}
+	r.err, r.b = true, nil
+}
+
+func (r *recReader) skipTime() {
+	if len(r.b) == 0 {
+		r.err = true
+		return
+	}
+	kind := r.b[0]
+	r.b = r.b[1:]
+	switch kind {
+	case 1:
+		r.skipNum() // seconds (zig-zag: the same bytes)
+		r.skipNum() // nanoseconds
+	case 2:
+		var t time.Time
+		if t.UnmarshalText([]byte(r.str())) != nil {
+			r.err = true
+		}
+	default:
+		r.err, r.b = true, nil
+	}
 }

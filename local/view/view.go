@@ -29,8 +29,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+	"io/fs"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,7 +47,13 @@ import (
 // Format 2: a base is records in a compact binary form plus the prebuilt
 // search index (search.Frozen), mapped by readers rather than decoded
 // (base.go). Deltas are JSON, as in format 1.
-const Format = 2
+//
+// Format 3: records carry the manifest's version; the base's index records
+// the version of the tokenizer that built it (search.Derivation), and so
+// does the pointer; the bounds of every file are checked before use. A format-2 reader (an older cgcat
+// still running beside a newer one) ignores format-3 files rather than
+// search them with its own tokenizer.
+const Format = 3
 
 // Snapshot is one complete published state of the catalog.
 type Snapshot struct {
@@ -69,6 +75,11 @@ type Snapshot struct {
 	// Base is what ReadBase gives instead of Records: the base as mapped,
 	// records decoded on demand, with its search index.
 	Base *Base `json:"-"`
+	// Reindexed says the base's search index was built by another version
+	// of the tokenizer, and was built again by this reader from the
+	// base's records: whole and right, but a writer should publish a base
+	// of its own.
+	Reindexed bool `json:"-"`
 }
 
 // Projects returns every record of the snapshot, decoded.
@@ -106,8 +117,11 @@ type Pointer struct {
 	Head     uint64
 	Revision uint64
 	// DeltaBytes is the size of the deltas after Base and BaseBytes the
-	// size of Base, to decide when a new base is cheaper for readers.
+	// size of Base, to decide when a new base is cheaper for readers (and
+	// for a writer to notice a file cut short).
 	DeltaBytes, BaseBytes int64
+	// Index is the search.Derivation of the base's index.
+	Index uint64
 }
 
 // Dir is where the files live, in a data dir.
@@ -122,31 +136,67 @@ func deltaName(seq uint64) string { return fmt.Sprintf("delta-%016x.v%d", seq, F
 const pointerMagic = "cgview"
 
 func (p Pointer) String() string {
-	return fmt.Sprintf("%s %d %s %d %d %d %d %d\n", pointerMagic, Format, p.StoreID, p.Base, p.Head, p.Revision, p.DeltaBytes, p.BaseBytes)
+	return fmt.Sprintf("%s %d %s %d %d %d %d %d %x\n", pointerMagic, Format, p.StoreID, p.Base, p.Head, p.Revision, p.DeltaBytes, p.BaseBytes, p.Index)
 }
 
 // ReadPointer reads the pointer file. ok is false when there is none, or
 // it is of another format or unreadable (a reader then has nothing newer).
 func ReadPointer(dataDir string) (p Pointer, ok bool) {
-	b, err := os.ReadFile(PointerFile(dataDir))
-	if err != nil {
-		return p, false
+	p, err := readPointer(dataDir)
+	return p, err == nil
+}
+
+// ErrOutdated says the catalog was published by a newer cgcat, in a
+// format this binary does not read: it answers from the store instead,
+// and a restart brings the newer binary.
+var ErrOutdated = errors.New("the catalog was published by a newer cgcat; this process is outdated (restart it to run the newer one)")
+
+// readPointer reads the pointer file, bounded and without blocking. Its
+// error says why there is no usable pointer: ErrNoView (none, or one of an
+// older format: the next writer publishes this format), ErrOutdated (a
+// newer format), ErrDamaged (anything else).
+func readPointer(dataDir string) (Pointer, error) {
+	var p Pointer
+	b, err := readBounded(PointerFile(dataDir), maxPointerFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return p, ErrNoView
+	case err != nil:
+		return p, fmt.Errorf("catalog pointer: %w: %v", ErrDamaged, err)
 	}
 	f := strings.Fields(string(b))
-	if len(f) != 8 || f[0] != pointerMagic || f[1] != strconv.Itoa(Format) {
-		return p, false
+	if len(f) >= 2 && f[0] == pointerMagic && f[1] != strconv.Itoa(Format) {
+		if v, err := strconv.Atoi(f[1]); err == nil && v > Format {
+			return p, fmt.Errorf("%w (format %d, this one reads %d)", ErrOutdated, v, Format)
+		}
+		return p, fmt.Errorf("%w: the catalog was published in the older format %s", ErrNoView, f[1])
+	}
+	if len(f) != 9 || f[0] != pointerMagic {
+		return p, fmt.Errorf("catalog pointer: %w", ErrDamaged)
+	}
+	index, err := strconv.ParseUint(f[8], 16, 64)
+	if err != nil {
+		return p, fmt.Errorf("catalog pointer: %w", ErrDamaged)
 	}
 	nums := make([]uint64, 5)
 	for i := range nums {
 		n, err := strconv.ParseUint(f[3+i], 10, 64)
-		if err != nil {
-			return p, false
+		if err != nil || n > math.MaxInt64 {
+			return p, fmt.Errorf("catalog pointer: %w", ErrDamaged)
 		}
 		nums[i] = n
 	}
-	p = Pointer{StoreID: f[2], Base: nums[0], Head: nums[1], Revision: nums[2], DeltaBytes: int64(nums[3]), BaseBytes: int64(nums[4])}
-	return p, p.StoreID != "" && p.Head >= p.Base
+	p = Pointer{StoreID: f[2], Base: nums[0], Head: nums[1], Revision: nums[2], DeltaBytes: int64(nums[3]), BaseBytes: int64(nums[4]), Index: index}
+	if p.StoreID == "" || p.Head < p.Base || p.Head-p.Base > maxChain {
+		return p, fmt.Errorf("catalog pointer: %w (base %d, head %d)", ErrDamaged, p.Base, p.Head)
+	}
+	return p, nil
 }
+
+// maxChain bounds the deltas a pointer may name after its base (a writer
+// publishes a base after maxDeltas): a crafted pointer cannot make a
+// reader try billions of files.
+const maxChain = 4 * maxDeltas
 
 // ErrDamaged says a published file is truncated or altered; a reader treats
 // it as absent (a writer republishes).
@@ -187,7 +237,44 @@ func decodeDelta(b []byte) (*Delta, error) {
 	if err := json.Unmarshal(body, d); err != nil {
 		return nil, ErrDamaged
 	}
+	if err := d.check(); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// check refuses a delta whose parts no writer makes (a record or card that
+// is null or has no id): the checksum only proves accidental damage, and
+// every reader (store recover too) relies on these.
+func (d *Delta) check() error {
+	if d.StoreID == "" {
+		return fmt.Errorf("%w: no store id", ErrDamaged)
+	}
+	for _, p := range d.Records {
+		if p == nil || p.ID == "" || p.Root == "" {
+			return fmt.Errorf("%w: a record without id or root", ErrDamaged)
+		}
+	}
+	for _, id := range d.Deleted {
+		if id == "" {
+			return fmt.Errorf("%w: an empty deleted id", ErrDamaged)
+		}
+	}
+	return checkCards(d.Cards, d.DeletedCards)
+}
+
+func checkCards(cards []*local.Card, deleted []string) error {
+	for _, c := range cards {
+		if c == nil || c.Slug == "" {
+			return fmt.Errorf("%w: a card without slug", ErrDamaged)
+		}
+	}
+	for _, s := range deleted {
+		if s == "" {
+			return fmt.Errorf("%w: an empty deleted card", ErrDamaged)
+		}
+	}
+	return nil
 }
 
 // ReadBase reads the base published at seq (mapped, see Base).
@@ -207,7 +294,7 @@ func ReadBase(dataDir string, seq uint64) (*Snapshot, error) {
 
 // ReadDelta reads the delta published at seq.
 func ReadDelta(dataDir string, seq uint64) (*Delta, error) {
-	b, err := os.ReadFile(filepath.Join(Dir(dataDir), deltaName(seq)))
+	b, err := readBounded(filepath.Join(Dir(dataDir), deltaName(seq)), maxDeltaFile)
 	if err != nil {
 		return nil, err
 	}
@@ -219,44 +306,6 @@ func ReadDelta(dataDir string, seq uint64) (*Delta, error) {
 		return nil, fmt.Errorf("%s: %w (holds seq %d)", deltaName(seq), ErrDamaged, d.Seq)
 	}
 	return d, nil
-}
-
-// writeFile writes name atomically: a reader sees the whole file or none.
-// No fsync: these files are a copy the next writer can rebuild, and a
-// checksum catches what a crash left half-written.
-func writeFile(dir, name string, b []byte) error {
-	_, err := writeFileFunc(dir, name, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-	return err
-}
-
-// writeFileFunc is writeFile with the content streamed by write; it
-// returns the size written.
-func writeFileFunc(dir, name string, write func(io.Writer) error) (int64, error) {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return 0, err
-	}
-	werr := write(tmp)
-	var size int64
-	if werr == nil {
-		var fi os.FileInfo
-		if fi, werr = tmp.Stat(); werr == nil {
-			size = fi.Size()
-		}
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return size, werr
 }
 
 // fileTimeCutoff is how old a temporary file must be before it counts as

@@ -76,7 +76,8 @@ const outputSchema = `{
             "properties": {
               "of": { "type": "array", "items": { "type": "string" } },
               "differsBy": { "type": "array", "items": { "type": "string", "enum": ["name", "package", "version", "branch", "worktree", "commit"] } },
-              "sameCommitAs": { "type": "array", "items": { "type": "string" } }
+              "sameCommitAs": { "type": "array", "items": { "type": "string" } },
+              "more": { "type": "integer", "minimum": 0 }
             },
             "required": ["of", "differsBy"]
           }

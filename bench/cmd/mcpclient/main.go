@@ -15,6 +15,9 @@
 //	mcpclient raw       -config C -queries Q [-n 2000] [-label L] [-limit 5]
 //	    query's latency with a client that reads each answer line without
 //	    decoding it: the server and the pipe, not mcp-go's client
+//	mcpclient answers   -config C -out DIR [-query Q]
+//	    one answer of each common kind (query at limit 1/5/10/50, a
+//	    listing, a resolve, tools/list) written to DIR, and their sizes
 //	mcpclient mem       -config C [-serves 3] [-settle 0s]
 //	    several servers on one catalog, each asked the query set once:
 //	    RSS, PSS and anonymous memory of each (Linux, /proc/PID/smaps_rollup)
@@ -72,6 +75,8 @@ func main() {
 	withScan := fs.Bool("scan", true, "load: a cgcat scan re-walks the tree meanwhile")
 	seed := fs.Uint64("seed", 1, "load: the mix's random seed")
 	settle := fs.Duration("settle", 0, "mem: wait this long after the queries before reading memory")
+	outDir := fs.String("out", "", "answers: where the answers are written")
+	query := fs.String("query", "react", "answers: the query asked")
 	data := fs.String("data", "", "live: the config's data dir (its watch.state)")
 	events := fs.Int("events", 50, "live: mkdir/mv/rm events timed")
 	bulk := fs.Int("bulk", 100, "live: projects appearing at once")
@@ -91,6 +96,11 @@ func main() {
 		runLoad(*bin, *cfg, *queries, *serves, *calls, *withScan, *seed)
 	case "raw":
 		runRaw(*bin, *cfg, *queries, *n, *label, *limit)
+	case "answers":
+		if *outDir == "" {
+			log.Fatal("-out is required")
+		}
+		runAnswers(*bin, *cfg, *outDir, *query)
 	case "mem":
 		runMem(*bin, *cfg, *queries, *serves, *settle)
 	case "live":

@@ -115,6 +115,7 @@ func runRaw(bin, cfg, queries string, n int, label string, limit int) {
 	}
 	lat := make([]time.Duration, 0, n)
 	bytesIn := 0
+	serve0, self0 := procCPU(s.cmd.Process.Pid), selfCPU()
 	for i := range n {
 		st := time.Now()
 		line, err := ask(qs[i%len(qs)].Query)
@@ -124,7 +125,11 @@ func runRaw(bin, cfg, queries string, n int, label string, limit int) {
 		lat = append(lat, time.Since(st))
 		bytesIn += len(line)
 	}
-	fmt.Printf("| %s | %d | %.0f | %.0f | %.1f |\n", label, limit, float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()), float64(bytesIn)/float64(n)/1024)
+	serveCPU, clientCPU := procCPU(s.cmd.Process.Pid)-serve0, selfCPU()-self0
+	// CPU per call (the server's, then this client's): unlike latency it
+	// does not count time the scheduler gave to other processes.
+	fmt.Printf("| %s | %d | %.0f | %.0f | %.1f | %.0f | %.0f |\n", label, limit, float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()), float64(bytesIn)/float64(n)/1024,
+		float64(serveCPU.Microseconds())/float64(n), float64(clientCPU.Microseconds())/float64(n))
 }
 
 // rawConn is a JSON-RPC connection that many goroutines call at once: one

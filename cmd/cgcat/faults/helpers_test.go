@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package faults holds the fault suite of issue 11: real cgcat processes
 // against damaged stores, frozen lock holders, replaced data dirs, hostile
 // trees (symlink swaps, bind mounts, escape sequences) and full disks. Each

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -33,66 +29,63 @@ type Handshake struct {
 // Start starts l as an MCP stdio server (stdin and stdout are pipes, as a
 // host makes them), runs initialize and tools/list within l.Timeout, and
 // closes it (stdin first, then a signal). clientName names the caller in
-// initialize. On error the Handshake, when not nil, holds the stderr tail.
+// initialize. On error the Handshake, when not nil, holds the stderr tail;
+// a process that ended before answering gives an *EndedError.
 func Start(ctx context.Context, l Launch, clientName, clientVersion string) (*Handshake, error) {
 	tail := &TailBuffer{Max: 8 << 10}
 	hs := &Handshake{}
 	start := time.Now()
 	procCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	command, _ := l.Resolve()
-	tr := transport.NewStdioWithOptions(command, nil, l.Args,
-		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Env = l.Env
-			cmd.Dir = l.Dir
-			if cmd.Dir == "" {
-				cmd.Dir = os.TempDir()
-			}
-			cmd.Stderr = tail
-			return cmd, nil
-		}))
-	c := client.NewClient(tr)
-	if err := c.Start(procCtx); err != nil {
+	ch, err := startChild(procCtx, l, tail)
+	if err != nil {
 		return hs, fmt.Errorf("cannot start it: %w", err)
 	}
 	defer func() {
-		_ = c.Close()
+		ch.stop()
 		hs.Stderr = tail.String()
 	}()
-	callCtx, callCancel := context.WithTimeout(ctx, l.Timeout)
+	if err := handshake(ctx, ch, l.Timeout, hs, clientName, clientVersion); err != nil {
+		return hs, err
+	}
+	hs.Elapsed = time.Since(start)
+	return hs, nil
+}
+
+// handshake runs initialize and tools/list over the child's pipes within
+// timeout and fills hs.
+func handshake(ctx context.Context, ch *child, timeout time.Duration, hs *Handshake, clientName, clientVersion string) error {
+	c := client.NewClient(ch.transport())
+	if err := c.Start(ctx); err != nil {
+		return fmt.Errorf("cannot start it: %w", err)
+	}
+	defer c.Close()
+	callCtx, callCancel := context.WithTimeout(ctx, timeout)
 	defer callCancel()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion}
 	res, err := c.Initialize(callCtx, init)
 	if err != nil {
-		hs.Stderr = tail.String()
-		return hs, stepError("initialize", err, l.Timeout, callCtx)
+		if ctx.Err() != nil {
+			return ctx.Err() // the caller gave up (its own kill is no answer)
+		}
+		return ch.explain(callCtx, "initialize", err, timeout)
 	}
 	hs.ServerName, hs.ServerVersion, hs.Protocol = res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion
 	hs.Instructions = res.Instructions
 	list, err := c.ListTools(callCtx, mcp.ListToolsRequest{})
 	if err != nil {
-		hs.Stderr = tail.String()
-		return hs, stepError("tools/list", err, l.Timeout, callCtx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return ch.explain(callCtx, "tools/list", err, timeout)
 	}
 	hs.Tools = map[string]mcp.Tool{}
 	for _, t := range list.Tools {
 		hs.Tools[t.Name] = t
 	}
-	hs.Elapsed = time.Since(start)
-	return hs, nil
-}
-
-func stepError(step string, err error, timeout time.Duration, ctx context.Context) error {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("no answer to %s within %s (the host gives up after that too)", step, timeout)
-	}
-	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("the process ended before answering %s", step)
-	}
-	return fmt.Errorf("%s failed: %v", step, err)
+	return nil
 }
 
 // ExploreTool is CodeGraph's tool that cgcat hands a projectPath to.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // Hostile files among the operations (issue 23): a FIFO under a project,

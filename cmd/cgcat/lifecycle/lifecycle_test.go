@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package lifecycle holds the model-based lifecycle test of issue 12: a
 // seeded random sequence of changes to a real tree, to the config file and
 // to real cgcat processes, checked after every step (and after every settle)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The catalog follows the disk (issue 22, R42): after every step that

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The model: plain maps of what the test did to the world, and what it has

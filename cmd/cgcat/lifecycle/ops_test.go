@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The operations of a step, chosen by the seeded generator, and the settle.
@@ -58,6 +60,7 @@ func (r *run) ops() []op {
 		{"gbrain", 2, always, r.opGBrain},
 		{"bind-mount-deny", 1, func() bool { return r.isRoot && len(r.w.mounts) < 2 }, r.opBindMount},
 		{"unmount", 1, func() bool { return len(r.w.mounts) > 0 }, r.opUnmount},
+		{"damage-view", 2, always, r.opDamageView},
 		{"settle", 3, always, func() { r.settle() }},
 		{"bulk-create", 2, func() bool { return len(r.m.live()) < maxLive-3 }, r.opBulkCreate},
 		{"event-storm", 1, func() bool { return len(r.m.live()) < maxLive }, r.opEventStorm},

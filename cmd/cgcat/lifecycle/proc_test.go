@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // Real processes: the cgcat binary (built once per test run), `cgcat serve`

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lifecycle
 
 // The world: a real temp tree (discovery roots, deny roots spelled

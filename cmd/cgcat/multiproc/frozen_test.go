@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package multiproc
 
@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cgcat/cgcat/local/fixture"
+	"github.com/cgcat/cgcat/local/store"
 )
 
 // stopInsideStore freezes pid while it holds the store's write lock (its
@@ -20,10 +23,9 @@ func stopInsideStore(t *testing.T, pid int, data string) {
 	t.Helper()
 	dbDir := filepath.Join(data, "catalog.db")
 	for range 5000 {
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
+		if !fixture.Stop(t, pid) {
+			t.Fatal("the scanner ended before it was caught inside a store batch")
 		}
-		time.Sleep(2 * time.Millisecond)
 		b, _ := os.ReadFile(filepath.Join(data, "store.writer"))
 		if holdsFileUnder(pid, dbDir) && strings.HasPrefix(string(b), strconv.Itoa(pid)+" ") {
 			return
@@ -68,14 +70,22 @@ func TestFrozenWriterBlocksNoReader(t *testing.T) {
 	if len(got) == 0 {
 		t.Fatal("the new serve answered nothing")
 	}
-	if took > 5*time.Second {
-		t.Fatalf("a new serve took %s to answer while another process held the store", took)
+	// The holder stays frozen until the test ends: a serve that waited for
+	// the store's lock could answer only once the store's own wait ran out.
+	if took >= store.DefaultWait {
+		t.Fatalf("a new serve took %s to answer while another process held the store: it waited for the lock (%s)", took, store.DefaultWait)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cgcatBin, "scan", "--once", "--config", cfg)
 	cmd.Env = append(os.Environ(), "CGCAT_LEASE_STALE_AFTER=300ms")
+	start = time.Now()
 	out, err := cmd.CombinedOutput()
+	// A stopped holder is not waited for: the scan says so at once, not
+	// after the store's own wait.
+	if took := time.Since(start); took >= store.DefaultWait {
+		t.Fatalf("the scan waited %s for a stopped holder (the store waits %s for a running one)\n%s", took, store.DefaultWait, out)
+	}
 	if err == nil || !strings.Contains(string(out), "stopped") || !strings.Contains(string(out), strconv.Itoa(busy.Process.Pid)) {
 		t.Fatalf("a scan blocked by a frozen writer must name it (pid %d, stopped): %v\n%s", busy.Process.Pid, err, out)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package multiproc holds the tests of R27: several real cgcat processes
 // (servers, scanners) on one data dir. It has no code of its own.
 package multiproc

@@ -1,3 +1,5 @@
+//go:build linux
+
 package multiproc
 
 import (
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cgcat/cgcat/local/fixture"
 )
 
 // Three servers and a scanner on one data dir, 200 concurrent calls while
@@ -311,10 +315,9 @@ func TestCommitPropagates(t *testing.T) {
 func stopOutsideStore(t *testing.T, pid int, dbDir string) {
 	t.Helper()
 	for range 1000 {
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
+		if !fixture.Stop(t, pid) {
+			t.Fatal("the scanner ended before it was caught outside a store batch")
 		}
-		time.Sleep(2 * time.Millisecond) // let the stop land
 		if !holdsFileUnder(pid, dbDir) {
 			return
 		}
