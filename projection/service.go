@@ -101,6 +101,10 @@ type Service struct {
 	// lastContact is what this process last recorded of GBrain.
 	lastContact local.GBrainContact
 	retiredSaid bool
+	// later counts the contacts recall records in the background; the
+	// service is Done only once they ended.
+	later       sync.WaitGroup
+	laterClosed bool // under mu: no more background contact
 }
 
 // Start runs the service for cfg; with GBrain off it returns a Service that
@@ -179,7 +183,7 @@ func StartWith(ctx context.Context, cfg *config.Config, st *store.Store, pol cat
 		rc = newConn()
 	}
 	s.recall = &Recaller{Conn: rc, Store: st, Settings: set,
-		Contact: func(err error) { go s.contact(context.WithoutCancel(ctx), err) }}
+		Contact: func(err error) { s.contactLater(ctx, err) }}
 	if cfg.GBrain.SemanticSearch {
 		s.recall.lastUse = time.Now()
 		s.recall.Conn.Warm()

@@ -24,6 +24,12 @@ func (s *Service) setErr(err error) {
 
 func (s *Service) run(ctx context.Context) {
 	defer close(s.done)
+	defer func() { // what recall learned is recorded before Done
+		s.mu.Lock()
+		s.laterClosed = true
+		s.mu.Unlock()
+		s.later.Wait()
+	}()
 	defer s.markReady()
 	defer func() {
 		s.proj.Release()
@@ -320,4 +326,22 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// contactLater records what recall learned of GBrain without holding up
+// the search that learned it; it ends with the service's ctx.
+func (s *Service) contactLater(ctx context.Context, err error) {
+	s.mu.Lock()
+	closed := s.laterClosed || ctx.Err() != nil
+	if !closed {
+		s.later.Add(1)
+	}
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		defer s.later.Done()
+		s.contact(ctx, err)
+	}()
 }
