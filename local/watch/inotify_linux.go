@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,8 +17,13 @@ import (
 
 // Watcher is one inotify instance and what its watches stand for.
 //
-// Memory: one map entry per watched directory (descriptor → path),
+// Memory: one map entry per watched directory (descriptor → paths),
 // about 100 bytes plus the path; a 112k-directory tree costs some 15 MB.
+//
+// One directory can have several paths (a bind mount shows it twice, and
+// the kernel hands back one descriptor for both): each path the walk
+// reached is kept, and an event names the change under every one of them,
+// since each is a root of its own records (R14).
 type Watcher struct {
 	opt  Options
 	file *os.File // the inotify descriptor, non-blocking, in Go's poller
@@ -27,7 +33,7 @@ type Watcher struct {
 	done  chan struct{}
 
 	mu      sync.Mutex
-	dirs    map[int32]string // watch descriptor → directory (a .codegraph too)
+	dirs    map[int32][]string // watch descriptor → the directory's paths (a .codegraph too)
 	pend    pending
 	events  uint64
 	overs   uint64
@@ -53,7 +59,7 @@ func New(opt Options) (*Watcher, error) {
 		}
 		return nil, fmt.Errorf("start file events: %w", err)
 	}
-	w := &Watcher{opt: opt, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), ready: make(chan struct{}, 1), done: make(chan struct{}), dirs: map[int32]string{}}
+	w := &Watcher{opt: opt, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), ready: make(chan struct{}, 1), done: make(chan struct{}), dirs: map[int32][]string{}}
 	w.pend.reset()
 	go w.read()
 	return w, nil
@@ -88,7 +94,8 @@ func (w *Watcher) Stats() Stats {
 // AddDir watches the open directory d (the walk opened it with no symlink
 // in its path; the watch names that very directory, through its
 // descriptor). A directory watched already keeps its watch (the kernel
-// hands back the same descriptor) under its new path. ErrLimit when the
+// hands back the same descriptor), and this path is added to the ones it
+// has (a bind mount: the same directory under two paths). ErrLimit when the
 // kernel refuses more watches; a directory that vanished meanwhile is not
 // an error.
 func (w *Watcher) AddDir(d *nofollow.Dir) error {
@@ -122,8 +129,11 @@ func (w *Watcher) add(name, path string, mask uint32) error {
 		}
 		return fmt.Errorf("watch %s: %w", path, err)
 	}
+	path = filepath.Clean(path)
 	w.mu.Lock()
-	w.dirs[int32(wd)] = filepath.Clean(path)
+	if ps := w.dirs[int32(wd)]; !slices.Contains(ps, path) {
+		w.dirs[int32(wd)] = append(ps, path)
+	}
 	w.mu.Unlock()
 	return nil
 }
@@ -217,7 +227,8 @@ func (w *Watcher) overflowLocked(why string) {
 	w.overs++
 }
 
-// handle turns one event into pending work (w.mu held).
+// handle turns one event into pending work (w.mu held), under every path
+// of the watched directory.
 func (w *Watcher) handle(wd int32, mask uint32, name string) {
 	if mask&unix.IN_Q_OVERFLOW != 0 {
 		w.overflowLocked("the kernel's event queue overflowed (fs.inotify.max_queued_events)")
@@ -226,14 +237,22 @@ func (w *Watcher) handle(wd int32, mask uint32, name string) {
 	if w.pend.overflow {
 		return // everything is walked again anyway
 	}
-	dir, ok := w.dirs[wd]
-	if !ok {
-		return // a watch removed meanwhile
-	}
-	switch {
-	case mask&unix.IN_IGNORED != 0:
+	if mask&unix.IN_IGNORED != 0 {
 		delete(w.dirs, wd)
 		return
+	}
+	// A copy: handling a move forgets paths of this very descriptor.
+	for _, dir := range slices.Clone(w.dirs[wd]) {
+		w.handleAt(dir, mask, name)
+		if w.pend.overflow {
+			return
+		}
+	}
+}
+
+// handleAt turns one event on the directory at dir into pending work.
+func (w *Watcher) handleAt(dir string, mask uint32, name string) {
+	switch {
 	case mask&unix.IN_UNMOUNT != 0:
 		w.pend.gone[dir] = true
 		w.pend.shallow[filepath.Dir(dir)] = true
@@ -284,14 +303,18 @@ func (w *Watcher) bound() {
 	}
 }
 
-// forget drops the watches at or below dir (w.mu held): a directory moved
+// forget drops the paths at or below dir (w.mu held): a directory moved
 // away keeps its watches, under paths it no longer has; the walk of the
-// place it moved to watches it again.
+// place it moved to watches it again. A watch whose directory keeps
+// another path (a bind mount's other side) stays for that path.
 func (w *Watcher) forget(dir string) {
-	for wd, p := range w.dirs {
-		if within(dir, p) {
+	for wd, ps := range w.dirs {
+		kept := slices.DeleteFunc(ps, func(p string) bool { return within(dir, p) })
+		if len(kept) == 0 {
 			_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
 			delete(w.dirs, wd)
+		} else {
+			w.dirs[wd] = kept
 		}
 	}
 }

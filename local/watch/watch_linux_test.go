@@ -3,6 +3,7 @@ package watch
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -145,5 +146,58 @@ func TestBurstPastTheBoundOverflows(t *testing.T) {
 		if len(c.Deep) > 8 {
 			t.Fatalf("work past the bound kept after an overflow: %d", len(c.Deep))
 		}
+	}
+}
+
+// TestBindMountSidesBothNamed: a directory reached under two paths (a bind
+// mount) has one watch, and a change in it names the change under both
+// paths: each path is a root of its own records, and a project made there
+// must show under both (the lifecycle test found the second path never
+// read when the watch kept only the last path it was added under).
+func TestBindMountSidesBothNamed(t *testing.T) {
+	base := t.TempDir()
+	real, alias := filepath.Join(base, "private"), filepath.Join(base, "mirror")
+	for _, d := range []string{real, alias} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("mount", "--bind", real, alias).CombinedOutput(); err != nil {
+		t.Skipf("bind mount not possible here (needs root): %v %s", err, out)
+	}
+	defer exec.Command("umount", "-l", alias).Run()
+
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	watchDir(t, w, real)
+	watchDir(t, w, alias)
+	if got := w.Stats().Watches; got != 1 {
+		t.Fatalf("%d watches for one directory under two paths, want 1", got)
+	}
+
+	if err := os.Mkdir(filepath.Join(real, "svc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := next(t, w, func(c Change, _ bool) bool {
+		return slices.Contains(c.Deep, filepath.Join(real, "svc")) && slices.Contains(c.Deep, filepath.Join(alias, "svc"))
+	})
+	for _, d := range []string{real, alias} {
+		if !slices.Contains(c.Shallow, d) {
+			t.Errorf("%s not read again after a change in it: %+v", d, c)
+		}
+	}
+
+	// Forgetting one side (its root no longer configured) keeps the
+	// other side's events.
+	w.Forget(alias)
+	if err := os.Mkdir(filepath.Join(real, "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = next(t, w, func(c Change, _ bool) bool { return slices.Contains(c.Deep, filepath.Join(real, "lib")) })
+	if slices.Contains(c.Deep, filepath.Join(alias, "lib")) {
+		t.Errorf("a forgotten path still named: %+v", c)
 	}
 }
