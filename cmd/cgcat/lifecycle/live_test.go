@@ -22,6 +22,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/refresh"
 )
 
 // liveDeadline bounds how long a change may take to show everywhere.
@@ -274,8 +277,12 @@ func (r *run) stormOverflowed() {
 func (r *run) awaitFollowing() {
 	deadline := time.Now().Add(liveDeadline)
 	for {
-		w := r.readWatch()
-		if w.Live && !w.Pending && w.Pid != 0 {
+		// Live for the config in force: a watcher still on the walk
+		// settings or roots of the config before the last edit (a
+		// maxDepth raised) is rightly partial until it caught up, which
+		// is the product's own rule (refresh.Follows).
+		cfg, err := config.Load(r.w.cfgPath)
+		if err == nil && refresh.Follows(cfg).OK {
 			return
 		}
 		if time.Now().After(deadline) {
