@@ -67,6 +67,33 @@ func TestLoopFollowsTheDisk(t *testing.T) {
 	}
 }
 
+// A manifest edited in place (an editor's save, os.WriteFile: no entry of
+// the directory added or removed, only the file written) reaches the
+// catalog without a refresh: the watcher hears the write being closed.
+func TestLoopFollowsAManifestEditedInPlace(t *testing.T) {
+	l := startLoop(t)
+	root := l.opt.Roots[0]
+	proj := filepath.Join(root, "edited")
+	fixture.Project(t, proj)
+	manifest := filepath.Join(proj, "package.json")
+	fixture.Write(t, manifest, `{"name": "edited", "description": "before the edit"}`)
+	l.waitLive(t)
+	descAt := func(root string) string {
+		if p := l.cat.Containing(root); p != nil && p.Root == root {
+			return p.Meta.Description
+		}
+		return ""
+	}
+	l.waitFor(t, 20*time.Second, "the project as first read", func(scan.State) bool { return descAt(proj) == "before the edit" })
+	if err := os.WriteFile(manifest, []byte(`{"name": "edited", "description": "after the edit"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.waitFor(t, 20*time.Second, "the manifest's edit seen without a refresh", func(scan.State) bool { return descAt(proj) == "after the edit" })
+	if st := l.cat.State(); st.Rounds > 2 {
+		t.Errorf("the edit was found by whole rounds (%d), not by events", st.Rounds)
+	}
+}
+
 // More changes at once than the watcher's bound (CGCAT_WATCH_QUEUE): its
 // events overflow, everything is walked again, and the catalog converges.
 func TestLoopConvergesAfterAnOverflow(t *testing.T) {

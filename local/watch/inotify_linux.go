@@ -40,11 +40,13 @@ type Watcher struct {
 	limited bool // a watch was refused for the limit
 }
 
-// Masks: a directory's entries, and a .codegraph's database (written in
-// place too: a database that grows past the header becomes a project).
+// Masks: a directory's entries and its files written and closed (a
+// manifest saved in place changes no entry: only Options.Source's names
+// count), and a .codegraph's database (written in place too: a database
+// that grows past the header becomes a project).
 const (
-	dirMask    = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
-	markerMask = dirMask | unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB
+	dirMask    = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_CLOSE_WRITE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	markerMask = dirMask | unix.IN_MODIFY | unix.IN_ATTRIB
 )
 
 // New starts a watcher with no watches.
