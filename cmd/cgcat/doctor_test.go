@@ -124,7 +124,7 @@ func TestDoctorHealthy(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(titles, ",") != "config,roots,data dir,store,leases,gbrain,codex,opencode,claude,gemini,cursor" || rep.Summary != "all checks passed" {
+	if strings.Join(titles, ",") != "config,roots,data dir,published catalog,store,leases,gbrain,codex,opencode,claude,gemini,cursor" || rep.Summary != "all checks passed" {
 		t.Fatalf("--json sections %v, summary %q", titles, rep.Summary)
 	}
 }
