@@ -170,7 +170,7 @@ func (c *Catalog) apply(u view.Update) {
 	for _, d := range u.Deltas {
 		for _, p := range d.Records {
 			changes = append(changes, change{p.ID, p})
-			ix.Put(view.DocOf(p))
+			ix.Put(search.DocOf(p))
 		}
 		for _, id := range d.Deleted {
 			changes = append(changes, change{id, nil})

@@ -185,35 +185,6 @@ func (b *Base) RootSlot(key string) (slot uint32, ok bool) {
 	return 0, false
 }
 
-// DocOf is a record's search document: what the index of a base and of
-// every reader's overlay holds for it.
-func DocOf(p *local.Project) search.Doc {
-	m := p.Meta
-	return search.Doc{
-		ID:          p.ID,
-		SortKey:     strings.ToLower(m.Name) + "\x00" + p.Root,
-		Name:        m.Name,
-		Aliases:     m.Aliases,
-		Packages:    m.Packages,
-		Keywords:    m.Keywords,
-		Tags:        m.Tags,
-		Description: m.Description,
-		Readme:      m.Readme,
-		Path:        tailPath(p.Root, 3),
-	}
-}
-
-// tailPath keeps the last n segments of a root: the folders that name a
-// project (".../services/payments") without the ones every project shares
-// ("/home/me/code"), which would make every project match "code".
-func tailPath(root string, n int) string {
-	parts := strings.FieldsFunc(root, func(r rune) bool { return r == '/' || r == '\\' })
-	if len(parts) > n {
-		parts = parts[len(parts)-n:]
-	}
-	return strings.Join(parts, "/")
-}
-
 type baseHeader struct {
 	*Snapshot
 	Count int `json:"count"`
@@ -293,7 +264,7 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 		buf = appendRecord(buf[:0], p)
 		cw.Write(buf)
 		if from == nil {
-			ix.Put(DocOf(p))
+			ix.Put(search.DocOf(p))
 			continue
 		}
 		for ; int(next) < from.Len() && from.index.ID(next) < p.ID; next++ {
@@ -306,7 +277,7 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 				continue
 			}
 		}
-		ix.Put(DocOf(p))
+		ix.Put(search.DocOf(p))
 	}
 	for ; from != nil && int(next) < from.Len(); next++ {
 		ix.Delete(from.index.ID(next))
