@@ -29,8 +29,52 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 	fw := &frozenWriter{w: bufio.NewWriterSize(w, 1<<20)}
 	fw.raw([]byte(frozenMagic))
 
-	// Documents in id order: the base's are already (by construction), the
-	// overlay's are sorted and merged in.
+	l := ix.frozenLayout()
+	exact := ix.mergedExact(l)
+	docs, vals, ttext, exKeys := fw.writeStrings(ix, l, exact)
+	fw.writeTermLists(l, docs)
+	fw.writeDocs(docs, vals)
+	sumLen := fw.writeLengths(ix, l)
+	fw.writeRefs(secTText, ttext)
+	tndf := fw.writePostings(ix, l)
+	fw.writeFuzzy(ix, l, tndf)
+	fw.writeOrder(l)
+	fw.writeIDTable(l)
+	fw.writeExact(exact, exKeys)
+
+	fw.pad()
+	fw.u64(uint64(len(l.slots)))
+	fw.u64(uint64(len(l.terms)))
+	fw.u64(Derivation())
+	for _, v := range sumLen {
+		fw.u64(v)
+	}
+	for _, s := range fw.secs {
+		fw.u64(s[0])
+		fw.u64(s[1])
+	}
+	if fw.err == nil {
+		fw.err = fw.w.Flush()
+	}
+	return fw.n, fw.err
+}
+
+// frozenLayout is the numbering a frozen form is written in: its
+// documents (live slots) in id order and its terms (those some live
+// document has) in text order, with the maps from the index's slots and
+// term ids to the new ones.
+type frozenLayout struct {
+	slots   []uint32    // index slot of each new slot
+	newSlot []uint32    // index slot → new slot
+	terms   []uint32    // index term id of each new term id
+	newTerm []uint32    // index term id → new term id
+	entries []*docEntry // per new slot
+}
+
+// frozenLayout numbers the live documents and terms. The base's are in
+// order already (by construction); the overlay's are sorted and merged in.
+func (ix *Index) frozenLayout() *frozenLayout {
+	l := &frozenLayout{}
 	total := ix.nb + uint32(len(ix.docs))
 	var baseSlots, overSlots []uint32
 	for s := range total {
@@ -44,13 +88,13 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 	}
 	byID := func(a, b uint32) int { return strings.Compare(ix.id(a), ix.id(b)) }
 	slices.SortFunc(overSlots, byID)
-	slots := mergeSorted(baseSlots, overSlots, byID)
-	newSlot := make([]uint32, total)
-	for i, s := range slots {
-		newSlot[s] = uint32(i)
+	l.slots = mergeSorted(baseSlots, overSlots, byID)
+	l.newSlot = make([]uint32, total)
+	l.entries = make([]*docEntry, len(l.slots))
+	for i, s := range l.slots {
+		l.newSlot[s] = uint32(i)
+		l.entries[i] = ix.entry(s)
 	}
-	// Terms in text order, those some live document has: the base's are in
-	// text order already.
 	var baseTerms, overTerms []uint32
 	for id := range ix.nt {
 		if ix.df(id) > 0 {
@@ -64,111 +108,118 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 	}
 	byText := func(a, b uint32) int { return strings.Compare(ix.termText(a), ix.termText(b)) }
 	slices.SortFunc(overTerms, byText)
-	terms := mergeSorted(baseTerms, overTerms, byText)
-	newTerm := make([]uint32, ix.nt+uint32(len(ix.terms)))
-	for i, id := range terms {
-		newTerm[id] = uint32(i)
+	l.terms = mergeSorted(baseTerms, overTerms, byText)
+	l.newTerm = make([]uint32, ix.nt+uint32(len(ix.terms)))
+	for i, id := range l.terms {
+		l.newTerm[id] = uint32(i)
 	}
+	return l
+}
 
-	var secs [numSec][2]uint64
-	begin := func(i int) { fw.pad(); secs[i][0] = uint64(fw.n) }
-	end := func(i int) { secs[i][1] = uint64(fw.n) - secs[i][0] }
+// exEntry is one key of an exact table with its (new) slots, in order.
+type exEntry struct {
+	key   string
+	slots []uint32
+}
 
-	// Strings, remembering where each one went.
-	begin(secStr)
-	str := func(s string) strRef {
-		r := strRef{uint32(uint64(fw.n) - secs[secStr][0]), uint32(len(s))}
-		fw.str(s)
-		return r
-	}
-	entries := make([]*docEntry, len(slots))
-	docs := make([]docRec, len(slots))
-	var vals []strRef
-	for i, s := range slots {
-		e := ix.entry(s)
-		entries[i] = e
-		d := &docs[i]
-		d.id, d.sortKey, d.name = str(e.id), str(e.sortKey), str(e.name)
-		d.vals, d.nAlias, d.nPkg = uint32(len(vals)), uint32(len(e.aliases)), uint32(len(e.packages))
-		for _, v := range e.aliases {
-			vals = append(vals, str(v))
-		}
-		for _, v := range e.packages {
-			vals = append(vals, str(v))
-		}
-	}
-	ttext := make([]strRef, len(terms))
-	for i, id := range terms {
-		ttext[i] = str(ix.termText(id))
-	}
-	type exEntry struct {
-		key   string
-		slots []uint32
-	}
-	// The exact tables: the base's keys (in order, live slots renumbered)
-	// merged with the overlay's.
-	var exact [numExact][]exEntry
+// mergedExact is each exact table: the base's keys (in order, live slots
+// renumbered) merged with the overlay's.
+func (ix *Index) mergedExact(l *frozenLayout) (exact [numExact][]exEntry) {
 	for k := range numExact {
 		var bx, ox []exEntry
 		if f := ix.base; f != nil {
 			for i, r := range f.exKeys[k] {
-				var l []uint32
+				var sl []uint32
 				for _, s := range f.exSlots[k][f.exOff[k][i]:f.exOff[k][i+1]] {
 					if !ix.isTomb(s) {
-						l = append(l, newSlot[s])
+						sl = append(sl, l.newSlot[s])
 					}
 				}
-				if len(l) > 0 {
-					bx = append(bx, exEntry{f.s(r), l})
+				if len(sl) > 0 {
+					bx = append(bx, exEntry{f.s(r), sl})
 				}
 			}
 		}
-		for key, l := range ix.exact[k] {
-			nl := make([]uint32, len(l))
-			for i, s := range l {
-				nl[i] = newSlot[s]
+		for key, sl := range ix.exact[k] {
+			nl := make([]uint32, len(sl))
+			for i, s := range sl {
+				nl[i] = l.newSlot[s]
 			}
 			slices.Sort(nl)
 			ox = append(ox, exEntry{key, nl})
 		}
 		slices.SortFunc(ox, func(a, b exEntry) int { return strings.Compare(a.key, b.key) })
-		i, j := 0, 0
-		for i < len(bx) || j < len(ox) {
-			switch {
-			case j == len(ox) || i < len(bx) && bx[i].key < ox[j].key:
-				exact[k] = append(exact[k], bx[i])
-				i++
-			case i == len(bx) || ox[j].key < bx[i].key:
-				exact[k] = append(exact[k], ox[j])
-				j++
-			default:
-				l := append(bx[i].slots, ox[j].slots...)
-				slices.Sort(l)
-				exact[k] = append(exact[k], exEntry{bx[i].key, l})
-				i, j = i+1, j+1
-			}
+		exact[k] = mergeExact(bx, ox)
+	}
+	return exact
+}
+
+// mergeExact merges two key-sorted tables; a key in both gets the slots
+// of both.
+func mergeExact(bx, ox []exEntry) (out []exEntry) {
+	i, j := 0, 0
+	for i < len(bx) || j < len(ox) {
+		switch {
+		case j == len(ox) || i < len(bx) && bx[i].key < ox[j].key:
+			out = append(out, bx[i])
+			i++
+		case i == len(bx) || ox[j].key < bx[i].key:
+			out = append(out, ox[j])
+			j++
+		default:
+			sl := append(bx[i].slots, ox[j].slots...)
+			slices.Sort(sl)
+			out = append(out, exEntry{bx[i].key, sl})
+			i, j = i+1, j+1
 		}
 	}
-	exKeys := [numExact][]strRef{}
+	return out
+}
+
+// writeStrings writes the string section — per document its id, sort key,
+// name, aliases and packages, then the term texts, then the exact keys —
+// and returns where each went.
+func (fw *frozenWriter) writeStrings(ix *Index, l *frozenLayout, exact [numExact][]exEntry) (docs []docRec, vals, ttext []strRef, exKeys [numExact][]strRef) {
+	fw.begin(secStr)
+	docs = make([]docRec, len(l.slots))
+	for i, e := range l.entries {
+		d := &docs[i]
+		d.id, d.sortKey, d.name = fw.strRef(e.id), fw.strRef(e.sortKey), fw.strRef(e.name)
+		d.vals, d.nAlias, d.nPkg = uint32(len(vals)), uint32(len(e.aliases)), uint32(len(e.packages))
+		for _, v := range e.aliases {
+			vals = append(vals, fw.strRef(v))
+		}
+		for _, v := range e.packages {
+			vals = append(vals, fw.strRef(v))
+		}
+	}
+	ttext = make([]strRef, len(l.terms))
+	for i, id := range l.terms {
+		ttext[i] = fw.strRef(ix.termText(id))
+	}
 	for k := range numExact {
 		for _, x := range exact[k] {
-			exKeys[k] = append(exKeys[k], str(x.key))
+			exKeys[k] = append(exKeys[k], fw.strRef(x.key))
 		}
 	}
-	end(secStr)
+	fw.end(secStr)
+	return docs, vals, ttext, exKeys
+}
 
-	// Term lists, remapped and sorted again (overlay terms interleave).
-	begin(secTList)
+// writeTermLists writes each document's term list, its ids renumbered and
+// sorted again (overlay terms interleave), and records where it went.
+func (fw *frozenWriter) writeTermLists(l *frozenLayout, docs []docRec) {
+	fw.begin(secTList)
 	var ids []uint32
 	var enc []byte
-	for i, e := range entries {
+	for i, e := range l.entries {
 		ids = ids[:0]
 		for it := (termIter{b: e.terms}); ; {
 			t, ok := it.next()
 			if !ok {
 				break
 			}
-			ids = append(ids, newTerm[t])
+			ids = append(ids, l.newTerm[t])
 		}
 		slices.Sort(ids)
 		enc = enc[:0]
@@ -177,68 +228,74 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 			enc = binary.AppendUvarint(enc, uint64(t-prev))
 			prev = t
 		}
-		docs[i].terms = strRef{uint32(uint64(fw.n) - secs[secTList][0]), uint32(len(enc))}
+		docs[i].terms = strRef{uint32(uint64(fw.n) - fw.secs[secTList][0]), uint32(len(enc))}
 		fw.raw(enc)
 	}
-	end(secTList)
+	fw.end(secTList)
+}
 
-	begin(secDocs)
+func (fw *frozenWriter) writeDocs(docs []docRec, vals []strRef) {
+	fw.begin(secDocs)
 	for _, d := range docs {
 		for _, v := range [...]uint32{d.id.off, d.id.n, d.sortKey.off, d.sortKey.n, d.name.off, d.name.n, d.vals, d.nAlias, d.nPkg, d.terms.off, d.terms.n} {
 			fw.u32(v)
 		}
 	}
-	end(secDocs)
-	begin(secVals)
-	for _, r := range vals {
+	fw.end(secDocs)
+	fw.writeRefs(secVals, vals)
+}
+
+// writeRefs writes a section of string references.
+func (fw *frozenWriter) writeRefs(sec int, refs []strRef) {
+	fw.begin(sec)
+	for _, r := range refs {
 		fw.u32(r.off)
 		fw.u32(r.n)
 	}
-	end(secVals)
+	fw.end(sec)
+}
 
-	var sumLen [numFields]uint64
-	begin(secFlen)
-	for _, s := range slots {
-		fl := ix.flenOf(s)
-		for f, v := range fl {
+// writeLengths writes each document's field lengths and whole-value terms
+// (renumbered), and returns the field length sums.
+func (fw *frozenWriter) writeLengths(ix *Index, l *frozenLayout) (sumLen [numFields]uint64) {
+	fw.begin(secFlen)
+	for _, s := range l.slots {
+		for f, v := range ix.flenOf(s) {
 			fw.u16(v)
 			sumLen[f] += uint64(v)
 		}
 	}
-	end(secFlen)
-	begin(secWhole)
-	for _, s := range slots {
+	fw.end(secFlen)
+	fw.begin(secWhole)
+	for _, s := range l.slots {
 		for _, w := range ix.wholeOf(s) {
 			if w != 0 {
-				w = newTerm[w-1] + 1
+				w = l.newTerm[w-1] + 1
 			}
 			fw.u32(w)
 		}
 	}
-	end(secWhole)
+	fw.end(secWhole)
+	return sumLen
+}
 
-	begin(secTText)
-	for _, r := range ttext {
-		fw.u32(r.off)
-		fw.u32(r.n)
-	}
-	end(secTText)
-
-	// Postings, term by term, in new slot order; with their counts. The
-	// base's stay in order (its slots and the new ones are both by id); the
-	// overlay's are sorted and merged in.
-	begin(secPost)
-	tpost := make([]uint64, 0, len(terms)+1)
-	tndf := make([]uint32, 0, len(terms))
+// writePostings writes the postings term by term, in new slot order, with
+// each term's first posting and its name-field count, which it returns.
+// The base's postings stay in order (its slots and the new ones are both
+// by id); the overlay's are sorted and merged in.
+func (fw *frozenWriter) writePostings(ix *Index, l *frozenLayout) (tndf []uint32) {
+	fw.begin(secPost)
+	tpost := make([]uint64, 0, len(l.terms)+1)
+	tndf = make([]uint32, 0, len(l.terms))
 	var np uint64
 	var out []byte
 	var opost []posting
-	for _, id := range terms {
+	for _, id := range l.terms {
 		tpost = append(tpost, np)
 		bp, op := ix.postLists(id)
 		opost = opost[:0]
 		for _, p := range op {
-			opost = append(opost, posting{newSlot[p.slot], p.tfs})
+			opost = append(opost, posting{l.newSlot[p.slot], p.tfs})
 		}
 		slices.SortFunc(opost, func(a, b posting) int { return cmpU32(a.slot, b.slot) })
 		ndf := uint32(0)
@@ -248,7 +305,7 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 			if ix.isTomb(p.slot) {
 				continue
 			}
-			ns := newSlot[p.slot]
+			ns := l.newSlot[p.slot]
 			for ; j < len(opost) && opost[j].slot < ns; j++ {
 				out = appendPosting(out, opost[j], &ndf)
 			}
@@ -262,135 +319,111 @@ func (ix *Index) WriteFrozen(w io.Writer) (n int64, err error) {
 		np += uint64(len(out) / 8)
 	}
 	tpost = append(tpost, np)
-	end(secPost)
-	begin(secTPost)
+	fw.end(secPost)
+	fw.begin(secTPost)
 	for _, v := range tpost {
 		fw.u64(v)
 	}
-	end(secTPost)
-	begin(secTNDF)
-	for _, v := range tndf {
-		fw.u32(v)
-	}
-	end(secTNDF)
+	fw.end(secTPost)
+	fw.writeU32s(secTNDF, tndf)
+	return tndf
+}
 
-	// The fuzzy dictionary: terms with a name-field posting, by length.
+// writeFuzzy writes the fuzzy dictionary: the terms with a name-field
+// posting, in buckets by length, with their letter signatures.
+func (fw *frozenWriter) writeFuzzy(ix *Index, l *frozenLayout, tndf []uint32) {
 	var buckets [maxTermLen + 1][]uint32
-	for i, id := range terms {
+	for i, id := range l.terms {
 		if tndf[i] == 0 {
 			continue
 		}
-		if l, ok := fuzzyTerm(ix.termText(id)); ok {
-			buckets[l] = append(buckets[l], uint32(i))
+		if n, ok := fuzzyTerm(ix.termText(id)); ok {
+			buckets[n] = append(buckets[n], uint32(i))
 		}
 	}
-	begin(secFzOff)
+	fw.begin(secFzOff)
 	off := uint32(0)
-	for l := range buckets {
+	for n := range buckets {
 		fw.u32(off)
-		off += uint32(len(buckets[l]))
+		off += uint32(len(buckets[n]))
 	}
 	fw.u32(off)
-	end(secFzOff)
-	begin(secFzID)
+	fw.end(secFzOff)
+	fw.begin(secFzID)
 	for _, b := range buckets {
 		for _, t := range b {
 			fw.u32(t)
 		}
 	}
-	end(secFzID)
-	begin(secFzSig)
+	fw.end(secFzID)
+	fw.begin(secFzSig)
 	for _, b := range buckets {
 		for _, t := range b {
-			fw.u64(letterSig(ix.termText(terms[t])))
+			fw.u64(letterSig(ix.termText(l.terms[t])))
 		}
 	}
-	end(secFzSig)
+	fw.end(secFzSig)
+}
 
-	// Listing order.
-	order := make([]uint32, len(slots))
+// writeOrder writes the listing order (SortKey, then ID) and each slot's
+// rank in it.
+func (fw *frozenWriter) writeOrder(l *frozenLayout) {
+	order := make([]uint32, len(l.slots))
 	for i := range order {
 		order[i] = uint32(i)
 	}
 	slices.SortFunc(order, func(a, b uint32) int {
-		if c := strings.Compare(entries[a].sortKey, entries[b].sortKey); c != 0 {
+		if c := strings.Compare(l.entries[a].sortKey, l.entries[b].sortKey); c != 0 {
 			return c
 		}
-		return strings.Compare(entries[a].id, entries[b].id)
+		return strings.Compare(l.entries[a].id, l.entries[b].id)
 	})
-	rank := make([]uint32, len(slots))
+	rank := make([]uint32, len(l.slots))
 	for r, s := range order {
 		rank[s] = uint32(r)
 	}
-	begin(secOrder)
-	for _, v := range order {
-		fw.u32(v)
-	}
-	end(secOrder)
-	begin(secRank)
-	for _, v := range rank {
-		fw.u32(v)
-	}
-	end(secRank)
+	fw.writeU32s(secOrder, order)
+	fw.writeU32s(secRank, rank)
+}
 
-	// The id table: open addressing, at most half full.
+// writeIDTable writes the id table: open addressing, at most half full.
+func (fw *frozenWriter) writeIDTable(l *frozenLayout) {
 	size := 8
-	for size < 2*len(slots)+1 {
+	for size < 2*len(l.slots)+1 {
 		size *= 2
 	}
 	table := make([]uint32, size)
-	for i, e := range entries {
+	for i, e := range l.entries {
 		h := hashString(e.id) & uint32(size-1)
 		for table[h] != 0 {
 			h = (h + 1) & uint32(size-1)
 		}
 		table[h] = uint32(i) + 1
 	}
-	begin(secIDHash)
-	for _, v := range table {
-		fw.u32(v)
-	}
-	end(secIDHash)
+	fw.writeU32s(secIDHash, table)
+}
 
+// writeExact writes each exact table: its keys, where each key's slots
+// start, and the slots.
+func (fw *frozenWriter) writeExact(exact [numExact][]exEntry, exKeys [numExact][]strRef) {
 	for k := range int(numExact) {
-		begin(secExKeys + k)
-		for _, r := range exKeys[k] {
-			fw.u32(r.off)
-			fw.u32(r.n)
-		}
-		end(secExKeys + k)
-		begin(secExOff + k)
+		fw.writeRefs(secExKeys+k, exKeys[k])
+		fw.begin(secExOff + k)
 		o := uint32(0)
 		for _, x := range exact[k] {
 			fw.u32(o)
 			o += uint32(len(x.slots))
 		}
 		fw.u32(o)
-		end(secExOff + k)
-		begin(secExSlots + k)
+		fw.end(secExOff + k)
+		fw.begin(secExSlots + k)
 		for _, x := range exact[k] {
 			for _, s := range x.slots {
 				fw.u32(s)
 			}
 		}
-		end(secExSlots + k)
+		fw.end(secExSlots + k)
 	}
-
-	fw.pad()
-	fw.u64(uint64(len(slots)))
-	fw.u64(uint64(len(terms)))
-	fw.u64(Derivation())
-	for _, v := range sumLen {
-		fw.u64(v)
-	}
-	for _, s := range secs {
-		fw.u64(s[0])
-		fw.u64(s[1])
-	}
-	if fw.err == nil {
-		fw.err = fw.w.Flush()
-	}
-	return fw.n, fw.err
 }
 
 func appendPosting(b []byte, p posting, ndf *uint32) []byte {
@@ -431,11 +464,34 @@ func mergeSorted(a, b []uint32, cmp func(x, y uint32) int) []uint32 {
 	return append(out, b[j:]...)
 }
 
+// frozenWriter writes the frozen form's bytes, counting them, and where
+// each section begins and how long it is.
 type frozenWriter struct {
-	w   *bufio.Writer
-	n   int64
-	err error
-	b   [8]byte
+	w    *bufio.Writer
+	n    int64
+	err  error
+	b    [8]byte
+	secs [numSec][2]uint64 // offset and length of each section
+}
+
+// begin starts section i at the next 8-byte boundary; end closes it.
+func (fw *frozenWriter) begin(i int) { fw.pad(); fw.secs[i][0] = uint64(fw.n) }
+func (fw *frozenWriter) end(i int)   { fw.secs[i][1] = uint64(fw.n) - fw.secs[i][0] }
+
+// strRef writes s into the string section and says where it went.
+func (fw *frozenWriter) strRef(s string) strRef {
+	r := strRef{uint32(uint64(fw.n) - fw.secs[secStr][0]), uint32(len(s))}
+	fw.str(s)
+	return r
+}
+
+// writeU32s writes a section of uint32s.
+func (fw *frozenWriter) writeU32s(sec int, vs []uint32) {
+	fw.begin(sec)
+	for _, v := range vs {
+		fw.u32(v)
+	}
+	fw.end(sec)
 }
 
 func (fw *frozenWriter) raw(b []byte) {

@@ -58,6 +58,9 @@ type pairTerm struct {
 	bits uint64
 }
 
+// parseQuery reads a query: its exact forms, then its words — terms,
+// compounds, host-only qualifiers, fuzzy keys, words run together and
+// known phrases. nil for an empty query.
 func parseQuery(s string) *query {
 	s = strings.TrimSpace(cutUTF8(s, maxQueryBytes))
 	if s == "" {
@@ -70,15 +73,34 @@ func parseQuery(s string) *query {
 	// Words come from the query without what a URL wraps around a path
 	// (scheme, user, ".git"): those are no words anyone searches for.
 	s = trimURL(s)
-
-	type raw struct {
-		term, disp string
-		group      int
-		start, end int
-		stop       bool
-		cjk        bool
+	raw1, cjk := q.addTerms(s, queryTokens(s))
+	host := q.qualifyHostWords()
+	q.addFuzzyKeys(raw1, cjk)
+	if len(q.groups) == 1 {
+		for i := range q.terms {
+			if raw1[i] == q.groups[0].raw && q.fuzzy&(1<<i) != 0 {
+				q.whole = 1 << i
+			}
+		}
 	}
-	var raws []raw
+	q.addPairs(host, cjk)
+	q.addPhrases()
+	return q
+}
+
+// queryToken is one term the tokenizer gave for a query, before repeats
+// and stopwords are dropped.
+type queryToken struct {
+	term, disp string
+	group      int
+	start, end int
+	stop       bool
+	cjk        bool
+}
+
+// queryTokens tokenises a query, at most maxRawTokens terms.
+func queryTokens(s string) []queryToken {
+	var raws []queryToken
 	var t tokenizer
 	t.tokenize(s, func(kind tokKind, term []byte, group, start, end int) {
 		if len(raws) >= maxRawTokens {
@@ -88,13 +110,17 @@ func parseQuery(s string) *query {
 		if kind == kindPart {
 			disp = strings.ToLower(disp)
 		}
-		raws = append(raws, raw{string(term), disp, group, start, end, kind == kindPart && stopwords[string(term)], kind == kindCJK})
+		raws = append(raws, queryToken{string(term), disp, group, start, end, kind == kindPart && stopwords[string(term)], kind == kindCJK})
 	})
-	content := slices.ContainsFunc(raws, func(r raw) bool { return !r.stop })
+	return raws
+}
 
+// addTerms gives the query its distinct terms (stopwords dropped when it
+// has other words, at most maxQueryTerms) and its groups, and returns per
+// term its letters and digits as typed, unstemmed, and the CJK terms.
+func (q *query) addTerms(s string, raws []queryToken) (raw1 []string, cjk uint64) {
+	content := slices.ContainsFunc(raws, func(r queryToken) bool { return !r.stop })
 	pos := map[string]int{}
-	var raw1 []string // per term: its letters and digits as typed, unstemmed
-	var cjk uint64
 	cur := -1 // group id of the last qgroup
 	var gStart, gEnd int
 	finish := func() {
@@ -135,14 +161,19 @@ func parseQuery(s string) *query {
 	}
 	finish()
 	q.groups = slices.DeleteFunc(q.groups, func(g qgroup) bool { return g.members == 0 })
+	return raw1, cjk
+}
 
-	// Host-only words are qualifiers, unless the query has nothing else.
+// qualifyHostWords sets the query's content terms: host-only words are
+// qualifiers, unless the query has nothing else. It returns which groups
+// are qualifiers.
+func (q *query) qualifyHostWords() (host []bool) {
 	texts := make([]string, len(q.groups))
 	for i, g := range q.groups {
 		texts[i] = g.text
 	}
 	var hostBits, contentBits uint64
-	host := hostGroups(texts)
+	host = hostGroups(texts)
 	for i, g := range q.groups {
 		if host[i] {
 			hostBits |= g.members
@@ -155,9 +186,12 @@ func parseQuery(s string) *query {
 		q.content = hostBits
 		clear(host)
 	}
+	return host
+}
 
-	// Fuzzy keys: each content word of four runes or more (or a numeronym)
-	// by its stem and, when that differs, as typed.
+// addFuzzyKeys gives each content word of four runes or more (or a
+// numeronym) its fuzzy keys: its stem and, when that differs, as typed.
+func (q *query) addFuzzyKeys(raw1 []string, cjk uint64) {
 	for i, term := range q.terms {
 		if q.content&(1<<i) == 0 || cjk&(1<<i) != 0 || bits.OnesCount64(q.fuzzy) == maxFuzzyTerms {
 			continue
@@ -175,16 +209,11 @@ func parseQuery(s string) *query {
 			q.fuzzy |= 1 << i
 		}
 	}
+}
 
-	if len(q.groups) == 1 {
-		for i := range q.terms {
-			if raw1[i] == q.groups[0].raw && q.fuzzy&(1<<i) != 0 {
-				q.whole = 1 << i
-			}
-		}
-	}
-
-	// Neighbouring one-word groups run together.
+// addPairs runs neighbouring one-word groups together (fast api →
+// fastapi), qualifiers and CJK aside.
+func (q *query) addPairs(host []bool, cjk uint64) {
 	for i := 1; i < len(q.groups) && len(q.pairs) < maxPairs; i++ {
 		a, b := &q.groups[i-1], &q.groups[i]
 		if host[i-1] || host[i] || bits.OnesCount64(a.members) != 1 || bits.OnesCount64(b.members) != 1 ||
@@ -196,6 +225,4 @@ func parseQuery(s string) *query {
 			q.pairs = append(q.pairs, pairTerm{string(joined), a.members | b.members})
 		}
 	}
-	q.addPhrases()
-	return q
 }

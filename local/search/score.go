@@ -74,6 +74,20 @@ func (sc *scratch) fieldMasks(ci int, narrow bool) (fm [numFields]uint64) {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// release clears the candidates' marks and returns sc to the pool, with
+// keys' memory for the next query.
+func (sc *scratch) release(keys []uint64) {
+	if len(sc.cands) > len(sc.idx)/16 {
+		clear(sc.idx) // one sweep beats scattered writes
+	} else {
+		for _, c := range sc.cands {
+			sc.idx[c.slot] = 0
+		}
+	}
+	sc.keys = keys[:0]
+	scratchPool.Put(sc)
+}
+
 // cand returns the index of slot's candidate, adding one if needed.
 func (sc *scratch) cand(slot uint32, narrow bool) int {
 	ci := sc.idx[slot]

@@ -158,13 +158,27 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 	ix.score(q, sc, narrow)
 	ix.matchExact(q, sc, narrow)
 
-	// Filter before anything about a candidate becomes observable. Each
-	// kept candidate gets one sort key: the score as float32 bits, inverted
-	// so that higher scores sort first, then its rank in the listing order
-	// for ties. Positive float32 bits order like the values, and sorting
-	// plain uint64s is several times faster than a comparator over structs.
-	// Scores are reported at the same float32 precision, so the list order
-	// and the reported scores always agree.
+	keys := ix.rankKeys(q, sc, narrow, keep, rank)
+	total = len(keys)
+	if n >= 0 && n < len(keys) {
+		keys = smallest(keys, n)
+	}
+	sc.tmp = sortKeys(keys, sc.tmp)
+	if len(keys) > 0 {
+		hits = ix.hits(q, sc, narrow, keys, order)
+	}
+	sc.release(keys)
+	return hits, total
+}
+
+// rankKeys gives each candidate keep accepts one sort key: the score as
+// float32 bits, inverted so that higher scores sort first, then its rank
+// in the listing order for ties. Positive float32 bits order like the
+// values, and sorting plain uint64s is several times faster than a
+// comparator over structs. Scores are reported at the same float32
+// precision, so the list order and the reported scores always agree.
+// Candidates are filtered before anything about them becomes observable.
+func (ix *Index) rankKeys(q *query, sc *scratch, narrow bool, keep Filter, rank []uint32) []uint64 {
 	nq := float64(bits.OnesCount64(q.content))
 	// The terms within the bound of a one-word query as a whole, sorted.
 	var wholeIDs []uint32
@@ -209,67 +223,55 @@ func (ix *Index) SearchFilter(query string, keep Filter, n int) (hits []Hit, tot
 		score := float32(float64(c.band) + min(rel, 0.999))
 		keys = append(keys, uint64(^math.Float32bits(score))<<32|uint64(rank[c.slot]))
 	}
-	total = len(keys)
-	if n >= 0 && n < len(keys) {
-		keys = smallest(keys, n)
-	}
-	sc.tmp = sortKeys(keys, sc.tmp)
+	return keys
+}
 
-	if len(keys) > 0 {
-		hits = make([]Hit, len(keys))
-		ids := ix.hitIDs(keys, order)
-		rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
-		var weak []string // the reason that marks a weaker match, once built
-		exactTop := false
-		for i, k := range keys {
-			slot := order[uint32(k)]
-			ci := int(sc.idx[slot] - 1)
-			c := &sc.cands[ci]
-			if i == 0 {
-				exactTop = c.band >= bandNameNorm
-			}
-			var reasons []string
-			if c.band <= bandLexical && (i >= explainHits || sc.nameBits(ci, narrow) == 0) {
-				// Reasons from the query's words alone: shared by every hit
-				// that matched alike.
-				key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
-				if narrow {
-					key.fm[0], key.fm[1] = c.fm, c.fm2 // packed: a cheaper key, same meaning within one query
-				} else {
-					key.fm = sc.wide[ci]
-				}
-				reasons = rb.reasons(&key, sc, ci, narrow)
+// hits turns sorted keys into hits with their reasons.
+func (ix *Index) hits(q *query, sc *scratch, narrow bool, keys []uint64, order []uint32) []Hit {
+	hits := make([]Hit, len(keys))
+	ids := ix.hitIDs(keys, order)
+	rb := &reasonBuilder{q: q, ix: ix, targets: sc.fz}
+	var weak []string // the reason that marks a weaker match, once built
+	exactTop := false
+	for i, k := range keys {
+		slot := order[uint32(k)]
+		ci := int(sc.idx[slot] - 1)
+		c := &sc.cands[ci]
+		if i == 0 {
+			exactTop = c.band >= bandNameNorm
+		}
+		var reasons []string
+		if c.band <= bandLexical && (i >= explainHits || sc.nameBits(ci, narrow) == 0) {
+			// Reasons from the query's words alone: shared by every hit
+			// that matched alike.
+			key := reasonKey{band: c.band, label: c.label, fuzzy: sc.nameBits(ci, narrow) & q.fuzzy &^ c.mask}
+			if narrow {
+				key.fm[0], key.fm[1] = c.fm, c.fm2 // packed: a cheaper key, same meaning within one query
 			} else {
-				reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
+				key.fm = sc.wide[ci]
 			}
-			if exactTop && c.band <= bandLexical {
-				// The query is exactly another project's package, alias or
-				// name: this one only shares words with it (issue 25:
-				// "@acme/order-sdk" listed half a tree through "acme").
-				// Said last, so its own reasons keep their places.
-				if weak == nil {
-					weak = []string{"weaker match: another project is exactly " + q.quoted}
-				}
-				reasons = append(reasons[:min(len(reasons), maxReasons-1):min(len(reasons), maxReasons-1)], weak[0])
+			reasons = rb.reasons(&key, sc, ci, narrow)
+		} else {
+			reasons = rb.docReasons(slot, c.band, c.label, sc.fieldMasks(ci, narrow))
+		}
+		if exactTop && c.band <= bandLexical {
+			// The query is exactly another project's package, alias or
+			// name: this one only shares words with it (issue 25:
+			// "@acme/order-sdk" listed half a tree through "acme").
+			// Said last, so its own reasons keep their places.
+			if weak == nil {
+				weak = []string{"weaker match: another project is exactly " + q.quoted}
 			}
-			hits[i] = Hit{
-				ID:      ids[i],
-				Score:   float64(math.Float32frombits(^uint32(k >> 32))),
-				Tier:    tierOf(c.band),
-				Reasons: reasons,
-			}
+			reasons = append(reasons[:min(len(reasons), maxReasons-1):min(len(reasons), maxReasons-1)], weak[0])
+		}
+		hits[i] = Hit{
+			ID:      ids[i],
+			Score:   float64(math.Float32frombits(^uint32(k >> 32))),
+			Tier:    tierOf(c.band),
+			Reasons: reasons,
 		}
 	}
-	if len(sc.cands) > len(sc.idx)/16 {
-		clear(sc.idx) // one sweep beats scattered writes
-	} else {
-		for _, c := range sc.cands {
-			sc.idx[c.slot] = 0
-		}
-	}
-	sc.keys = keys[:0]
-	scratchPool.Put(sc)
-	return hits, total
+	return hits
 }
 
 // Tier says why a hit ranks where it does. Lower tiers always rank first.
