@@ -156,36 +156,7 @@ func OpenFrozen(b []byte, owner any) (*Frozen, error) {
 		}
 		secs[i] = b[off : off+l]
 	}
-	ok := true
-	arr := func(i int, size int, want int) []byte {
-		s := secs[i]
-		if len(s)%size != 0 || (want >= 0 && len(s)/size != want) {
-			ok = false
-			return nil
-		}
-		return s
-	}
-	f.str = secs[secStr]
-	f.tlist = secs[secTList]
-	f.docs = cast[docRec](arr(secDocs, int(unsafe.Sizeof(docRec{})), int(n)))
-	f.vals = cast[strRef](arr(secVals, 8, -1))
-	f.flen = cast[[numFields]uint16](arr(secFlen, 2*int(numFields), int(n)))
-	f.whole = cast[wholeTerms](arr(secWhole, 4*maxWhole, int(n)))
-	f.ttext = cast[strRef](arr(secTText, 8, int(nt)))
-	f.tpost = cast[uint64](arr(secTPost, 8, int(nt)+1))
-	f.tndf = cast[uint32](arr(secTNDF, 4, int(nt)))
-	f.post = cast[posting](arr(secPost, 8, -1))
-	f.fzOff = cast[uint32](arr(secFzOff, 4, maxTermLen+2))
-	f.fzID = cast[uint32](arr(secFzID, 4, -1))
-	f.fzSig = cast[uint64](arr(secFzSig, 8, len(secs[secFzID])/4))
-	f.order = cast[uint32](arr(secOrder, 4, int(n)))
-	f.rank = cast[uint32](arr(secRank, 4, int(n)))
-	f.idHash = cast[uint32](arr(secIDHash, 4, -1))
-	for k := range int(numExact) {
-		f.exKeys[k] = cast[strRef](arr(secExKeys+k, 8, -1))
-		f.exOff[k] = cast[uint32](arr(secExOff+k, 4, len(secs[secExKeys+k])/8+1))
-		f.exSlots[k] = cast[uint32](arr(secExSlots+k, 4, -1))
-	}
+	ok := f.viewSections(&secs)
 	if !ok || len(f.idHash)&(len(f.idHash)-1) != 0 || len(f.idHash) <= int(n) {
 		return nil, ErrFrozen
 	}
@@ -206,6 +177,44 @@ func OpenFrozen(b []byte, owner any) (*Frozen, error) {
 		return f, ErrDerivation
 	}
 	return f, nil
+}
+
+// viewSections views each section as the array it holds, in place, and
+// reports whether every one has a whole number of elements and the count
+// the footer implies.
+func (f *Frozen) viewSections(secs *[numSec][]byte) bool {
+	n, nt := int(f.n), int(f.nt)
+	ok := true
+	arr := func(i int, size int, want int) []byte {
+		s := secs[i]
+		if len(s)%size != 0 || (want >= 0 && len(s)/size != want) {
+			ok = false
+			return nil
+		}
+		return s
+	}
+	f.str = secs[secStr]
+	f.tlist = secs[secTList]
+	f.docs = cast[docRec](arr(secDocs, int(unsafe.Sizeof(docRec{})), n))
+	f.vals = cast[strRef](arr(secVals, 8, -1))
+	f.flen = cast[[numFields]uint16](arr(secFlen, 2*int(numFields), n))
+	f.whole = cast[wholeTerms](arr(secWhole, 4*maxWhole, n))
+	f.ttext = cast[strRef](arr(secTText, 8, nt))
+	f.tpost = cast[uint64](arr(secTPost, 8, nt+1))
+	f.tndf = cast[uint32](arr(secTNDF, 4, nt))
+	f.post = cast[posting](arr(secPost, 8, -1))
+	f.fzOff = cast[uint32](arr(secFzOff, 4, maxTermLen+2))
+	f.fzID = cast[uint32](arr(secFzID, 4, -1))
+	f.fzSig = cast[uint64](arr(secFzSig, 8, len(secs[secFzID])/4))
+	f.order = cast[uint32](arr(secOrder, 4, n))
+	f.rank = cast[uint32](arr(secRank, 4, n))
+	f.idHash = cast[uint32](arr(secIDHash, 4, -1))
+	for k := range int(numExact) {
+		f.exKeys[k] = cast[strRef](arr(secExKeys+k, 8, -1))
+		f.exOff[k] = cast[uint32](arr(secExOff+k, 4, len(secs[secExKeys+k])/8+1))
+		f.exSlots[k] = cast[uint32](arr(secExSlots+k, 4, -1))
+	}
+	return ok
 }
 
 func monotone[T uint32 | uint64](offs []T, end T) bool {

@@ -95,78 +95,97 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 				start--
 			}
 		}
-		n := utf8.RuneCountInString(k.text)
-		if d := k.d; d > 0 {
-			sig := letterSig(k.text)
-			ascii := isASCII(k.text)
-			for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
-				bids, bsigs, oids, osigs := ix.fuzzyBuckets(l)
-				for pass, sigs := range [2][]uint64{bsigs, osigs} {
-					ids := bids
-					if pass == 1 {
-						ids = oids
-					}
-					for j, s := range sigs {
-						if bits.OnesCount64(s^sig) > 2*d {
-							continue
-						}
-						id := ids[j]
-						if pass == 0 && ix.deadTerm(id) {
-							continue
-						}
-						t := ix.termText(id)
-						var e int
-						if ascii && s&nonASCIISig == 0 {
-							e = osaWithin([]byte(k.text), []byte(t), d)
-						} else {
-							e = editsWithin(k.text, t, d, &ra, &rb)
-						}
-						if e <= d {
-							dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
-						}
-					}
-				}
-			}
+		if k.d > 0 {
+			dst = ix.closeTerms(k, dst, &ra, &rb)
 		}
-		if m := numeronym(k.text); m > 0 && m+2 <= maxTermLen {
-			// i18n → internationalization, a11y → accessibility. Terms
-			// are stems, so a numeronym of a word the stemmer shortens
-			// (k8s: kubernetes → kubernet) is not found.
-			first, last := k.text[0], k.text[len(k.text)-1]
-			bids, _, oids, _ := ix.fuzzyBuckets(m + 2)
-			for pass, ids := range [2][]uint32{bids, oids} {
-				for _, id := range ids {
-					if pass == 0 && ix.deadTerm(id) {
-						continue
-					}
-					if t := ix.termText(id); len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
-						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
-					}
-				}
-			}
+		dst = ix.numeronymTerms(k, dst)
+		if len(dst) > start {
+			dst = dst[:start+len(ix.bestFirst(dst[start:]))]
 		}
-		if len(dst) == start {
-			continue
-		}
-		// One target once (the stem and the word as typed may both find
-		// it), at its fewest edits; then by edits and text.
-		seg := dst[start:]
-		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
-			if a.id != b.id {
-				return int(a.id) - int(b.id)
-			}
-			return int(a.dist) - int(b.dist)
-		})
-		seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
-		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
-			if a.dist != b.dist {
-				return int(a.dist) - int(b.dist)
-			}
-			return strings.Compare(ix.termText(a.id), ix.termText(b.id))
-		})
-		dst = dst[:start+len(seg)]
 	}
 	return dst
+}
+
+// closeTerms appends the dictionary terms within k.d edits of k.text: of
+// a length within the bound, whose letter signatures differ in at most
+// 2·k.d bits, and then by their distance.
+func (ix *Index) closeTerms(k fuzzyKey, dst []fuzzyTarget, ra, rb *[maxTermLen]rune) []fuzzyTarget {
+	d := k.d
+	n := utf8.RuneCountInString(k.text)
+	sig := letterSig(k.text)
+	ascii := isASCII(k.text)
+	for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
+		bids, bsigs, oids, osigs := ix.fuzzyBuckets(l)
+		for pass, sigs := range [2][]uint64{bsigs, osigs} {
+			ids := bids
+			if pass == 1 {
+				ids = oids
+			}
+			for j, s := range sigs {
+				if bits.OnesCount64(s^sig) > 2*d {
+					continue
+				}
+				id := ids[j]
+				if pass == 0 && ix.deadTerm(id) {
+					continue
+				}
+				t := ix.termText(id)
+				var e int
+				if ascii && s&nonASCIISig == 0 {
+					e = osaWithin([]byte(k.text), []byte(t), d)
+				} else {
+					e = editsWithin(k.text, t, d, ra, rb)
+				}
+				if e <= d {
+					dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// numeronymTerms appends, for a numeronym key, the dictionary terms it
+// abbreviates: i18n → internationalization, a11y → accessibility. Terms
+// are stems, so a numeronym of a word the stemmer shortens (k8s:
+// kubernetes → kubernet) is not found.
+func (ix *Index) numeronymTerms(k fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
+	m := numeronym(k.text)
+	if m == 0 || m+2 > maxTermLen {
+		return dst
+	}
+	first, last := k.text[0], k.text[len(k.text)-1]
+	bids, _, oids, _ := ix.fuzzyBuckets(m + 2)
+	for pass, ids := range [2][]uint32{bids, oids} {
+		for _, id := range ids {
+			if pass == 0 && ix.deadTerm(id) {
+				continue
+			}
+			if t := ix.termText(id); len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
+				dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
+			}
+		}
+	}
+	return dst
+}
+
+// bestFirst keeps one target once (the stem and the word as typed may
+// both find it), at its fewest edits, and orders them by edits and text.
+func (ix *Index) bestFirst(seg []fuzzyTarget) []fuzzyTarget {
+	slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+		if a.id != b.id {
+			return int(a.id) - int(b.id)
+		}
+		return int(a.dist) - int(b.dist)
+	})
+	seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
+	slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+		if a.dist != b.dist {
+			return int(a.dist) - int(b.dist)
+		}
+		return strings.Compare(ix.termText(a.id), ix.termText(b.id))
+	})
+	return seg
 }
 
 // numeronym returns N for a word like i18n, a11y or k8s (a letter, a number

@@ -38,64 +38,8 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 	if len(ix.orderPending) == 0 && len(ix.rank) == total {
 		return ix.order, ix.rank
 	}
-	less := func(a, b uint32) int {
-		if c := strings.Compare(ix.sortKeyOf(a), ix.sortKeyOf(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(ix.id(a), ix.id(b))
-	}
-	pending := ix.orderPending
-	slices.Sort(pending)
-	pending = slices.Compact(pending)
-
-	// Drop every changed slot still in the order. A slot's old rank finds it;
-	// the check order[r] == s rejects ranks that are stale or out of range.
-	var drop []uint32
-	var add []uint32
-	for _, s := range pending {
-		if int(s) < len(ix.rank) {
-			if r := ix.rank[s]; int(r) < len(ix.order) && ix.order[r] == s {
-				drop = append(drop, r)
-			}
-		}
-		if ix.liveSlot(s) {
-			add = append(add, s)
-		}
-	}
-	slices.Sort(drop)
-	kept := ix.order[:0]
-	for r, s := range ix.order {
-		if len(drop) > 0 && drop[0] == uint32(r) {
-			drop = drop[1:]
-			continue
-		}
-		kept = append(kept, s)
-	}
-
-	slices.SortFunc(add, less)
-	merged := slices.Grow(ix.spare[:0], len(kept)+len(add))
-	if len(add)*32 < len(kept) {
-		// Few changes: place each by binary search, copy the runs between.
-		from := 0
-		for _, s := range add {
-			at, _ := slices.BinarySearchFunc(kept[from:], s, func(k, t uint32) int { return less(k, t) })
-			merged = append(merged, kept[from:from+at]...)
-			merged = append(merged, s)
-			from += at
-		}
-		merged = append(merged, kept[from:]...)
-	} else {
-		i := 0
-		for _, s := range kept {
-			for i < len(add) && less(add[i], s) < 0 {
-				merged = append(merged, add[i])
-				i++
-			}
-			merged = append(merged, s)
-		}
-		merged = append(merged, add[i:]...)
-	}
-
+	kept, add := ix.dropChanged()
+	merged := mergeInOrder(slices.Grow(ix.spare[:0], len(kept)+len(add)), kept, add, ix.orderLess)
 	rank = ix.rank
 	if len(rank) < total {
 		rank = make([]uint32, total, int(ix.nb)+cap(ix.docs))
@@ -107,6 +51,72 @@ func (ix *Index) ensureOrder() (order, rank []uint32) {
 	ix.spare = ix.order[:0]
 	ix.order, ix.rank, ix.orderPending = merged, rank, ix.orderPending[:0]
 	return ix.order, ix.rank
+}
+
+// orderLess orders slots by (sortKey, id): the listing order.
+func (ix *Index) orderLess(a, b uint32) int {
+	if c := strings.Compare(ix.sortKeyOf(a), ix.sortKeyOf(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(ix.id(a), ix.id(b))
+}
+
+// dropChanged returns the order without the slots changed since it was
+// made (kept, in place), and those of them still live (add), sorted.
+func (ix *Index) dropChanged() (kept, add []uint32) {
+	pending := ix.orderPending
+	slices.Sort(pending)
+	pending = slices.Compact(pending)
+
+	// A slot's old rank finds it; the check order[r] == s rejects ranks
+	// that are stale or out of range.
+	var drop []uint32
+	for _, s := range pending {
+		if int(s) < len(ix.rank) {
+			if r := ix.rank[s]; int(r) < len(ix.order) && ix.order[r] == s {
+				drop = append(drop, r)
+			}
+		}
+		if ix.liveSlot(s) {
+			add = append(add, s)
+		}
+	}
+	slices.Sort(drop)
+	kept = ix.order[:0]
+	for r, s := range ix.order {
+		if len(drop) > 0 && drop[0] == uint32(r) {
+			drop = drop[1:]
+			continue
+		}
+		kept = append(kept, s)
+	}
+	slices.SortFunc(add, ix.orderLess)
+	return kept, add
+}
+
+// mergeInOrder appends kept and add (both sorted by less) to merged in
+// order: when add is few, each placed by binary search with the runs
+// between copied, else in one merge pass.
+func mergeInOrder(merged, kept, add []uint32, less func(a, b uint32) int) []uint32 {
+	if len(add)*32 < len(kept) {
+		from := 0
+		for _, s := range add {
+			at, _ := slices.BinarySearchFunc(kept[from:], s, less)
+			merged = append(merged, kept[from:from+at]...)
+			merged = append(merged, s)
+			from += at
+		}
+		return append(merged, kept[from:]...)
+	}
+	i := 0
+	for _, s := range kept {
+		for i < len(add) && less(add[i], s) < 0 {
+			merged = append(merged, add[i])
+			i++
+		}
+		merged = append(merged, s)
+	}
+	return append(merged, add[i:]...)
 }
 
 // List returns the ids of all documents keep accepts (nil keeps all), in
