@@ -1,8 +1,9 @@
 // Package search is the catalog's in-memory lexical index over project
 // metadata (R16).
 //
-// It owns tokenisation, ranking, tie order, the short reasons attached to
-// each hit and the spellings Suggest offers. It must never do I/O, read
+// It owns what becomes a search field (DocOf, CardDoc), tokenisation,
+// ranking, tie order, the short reasons attached to each hit and the
+// spellings Suggest offers. It must never do I/O, read
 // files, call GBrain, import code that does, or decide sharing: the caller
 // passes a keep filter with every Search, List and Suggest, and a document
 // the filter rejects never appears, never shapes a reason and is never
@@ -10,6 +11,14 @@
 // and average field lengths — so it can nudge the scores of visible hits;
 // nothing else of it is observable: in particular, which documents match a
 // query, exactly or fuzzily, never depends on another document.)
+//
+// A record goes one way: DocOf (document.go) → analyze, the one term
+// pipeline (analyze.go over tokenize.go) → Index.Put (index.go,
+// postings.go) → WriteFrozen (frozen_write.go) → a Frozen base
+// (frozen.go) that NewOver answers from beneath an overlay (slots.go
+// tells the two apart). A query goes parseQuery (query.go) → score,
+// matchExact, expand (score.go, exact.go, fuzzy.go) → rankKeys and hits
+// with reasons (search.go, reasons.go, reason_values.go).
 //
 // Ranking, best first:
 //
