@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +173,30 @@ func TestFrozenAndLiveAgreeOnRecords(t *testing.T) {
 			}
 			(&differ{t: t, queries: queries, keep: func(id string) bool { return !hidden[id] }}).same("records", live, over)
 		})
+	}
+}
+
+// TestDocOf: a record's search fields are its metadata's, its path only
+// the last three folders of its root (those that name it, not the
+// /home/me/code every project shares), whatever the separator; a card's
+// have no path.
+func TestDocOf(t *testing.T) {
+	for root, path := range map[string]string{
+		"/home/me/code/services/payments/api": "services/payments/api",
+		`C:\Users\me\src\orders`:              "me/src/orders",
+		"/x":                                  "x",
+	} {
+		p := &local.Project{ID: "p1", Root: root, Meta: local.Metadata{Name: "Orders", Aliases: []string{"ord"}, Packages: []string{"@a/orders"},
+			Keywords: []string{"k"}, Tags: []string{"t"}, Description: "d", Readme: "r"}}
+		want := Doc{ID: "p1", SortKey: "orders\x00" + root, Name: "Orders", Aliases: []string{"ord"}, Packages: []string{"@a/orders"},
+			Keywords: []string{"k"}, Tags: []string{"t"}, Description: "d", Readme: "r", Path: path}
+		if got := DocOf(p); !reflect.DeepEqual(got, want) {
+			t.Errorf("DocOf(%s) = %+v, want %+v", root, got, want)
+		}
+	}
+	c := &local.Card{Slug: "orders-ab12", Name: "Orders", Packages: []string{"@a/orders"}, Keywords: []string{"k"}, Tags: []string{"t"}, Description: "d"}
+	want := Doc{ID: "orders-ab12", SortKey: "orders\x00orders-ab12", Name: "Orders", Packages: []string{"@a/orders"}, Keywords: []string{"k"}, Tags: []string{"t"}, Description: "d"}
+	if got := CardDoc(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("CardDoc = %+v, want %+v", got, want)
 	}
 }
