@@ -15,13 +15,36 @@ import (
 	"unicode"
 )
 
+// field is one of a document's search fields, in the order the term
+// frequencies of a posting pack them.
 type field uint8
+
+const (
+	fName field = iota
+	fAlias
+	fPackage
+	fKeyword
+	fTag
+	fDescription
+	fReadme
+	fPath
+	numFields
+)
 
 // maxWhole bounds the whole-value terms kept per document (name, package,
 // its partial form: rarely more than two distinct).
 const maxWhole = 3
 
+// exactKind is which exact table a key of a name field goes to.
 type exactKind uint8
+
+const (
+	exPkg     exactKind = iota // normalised full package name
+	exPkgPart                  // normalised partial form (unscoped, last path segment, artifact id)
+	exAlias
+	exName
+	numExact
+)
 
 // analysis is one document as the index takes it: every term its fields
 // tokenise to with the term's frequency in each field, the tokens per
@@ -286,23 +309,3 @@ func fuzzyTerm(t string) (int, bool) {
 	}
 	return n, letter && n >= minFuzzyRunes && n <= maxTermLen
 }
-
-const (
-	fName field = iota
-	fAlias
-	fPackage
-	fKeyword
-	fTag
-	fDescription
-	fReadme
-	fPath
-	numFields
-)
-
-const (
-	exPkg     exactKind = iota // normalised full package name
-	exPkgPart                  // normalised partial form (unscoped, last path segment, artifact id)
-	exAlias
-	exName
-	numExact
-)

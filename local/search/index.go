@@ -1,5 +1,9 @@
 package search
 
+// The live index: documents put and deleted in memory, beside a frozen base
+// or alone. Put installs what analyze derives; slots.go says where a slot
+// or term lives, postings.go keeps the postings and their counts.
+
 import (
 	"bytes"
 	"encoding/binary"

@@ -70,6 +70,52 @@ import (
 	"slices"
 )
 
+// Tier says why a hit ranks where it does. Lower tiers always rank first.
+type Tier int
+
+const (
+	TierPackage Tier = iota // the query is a package name (full, or unscoped / last segment / artifact id)
+	TierAlias               // the query is an alias
+	TierName                // the query is the project name
+	TierLexical             // BM25F relevance only
+	TierFuzzy               // only a misspelt name, alias or package name matched
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierPackage:
+		return "package"
+	case TierAlias:
+		return "alias"
+	case TierName:
+		return "name"
+	case TierLexical:
+		return "lexical"
+	case TierFuzzy:
+		return "fuzzy"
+	}
+	return "unknown"
+}
+
+// Hit is one search result. Score never increases down a result list: it
+// is the band (an integer: 0 for fuzzy hits, 1 for lexical ones, 3–10 for
+// the exact tiers) plus the relevance squashed into [0,1), at float32
+// precision. Scores compare only within one Search call.
+// Reasons are at most three short phrases. Those of the first 50 hits of
+// an answer (a page of the largest size the tool allows) quote the value
+// of a name, alias or package name that matched; later lexical and fuzzy
+// hits name the field and the query's words (`name contains "refunds"`,
+// `name is close to "cobar"`), which costs nothing per hit — quoting costs
+// a few hundred nanoseconds a hit, and a caller may keep a thousand hits
+// for paging.
+// Hits with the same reasons share one slice: treat it as read-only.
+type Hit struct {
+	ID      string
+	Score   float64
+	Tier    Tier
+	Reasons []string
+}
+
 const (
 	// maxQueryBytes bounds the text we look at; the rest of a longer query
 	// is ignored rather than rejected.
@@ -282,49 +328,3 @@ func (ix *Index) hits(q *query, sc *scratch, narrow bool, keys []uint64, order [
 	}
 	return hits
 }
-
-// Tier says why a hit ranks where it does. Lower tiers always rank first.
-type Tier int
-
-func (t Tier) String() string {
-	switch t {
-	case TierPackage:
-		return "package"
-	case TierAlias:
-		return "alias"
-	case TierName:
-		return "name"
-	case TierLexical:
-		return "lexical"
-	case TierFuzzy:
-		return "fuzzy"
-	}
-	return "unknown"
-}
-
-// Hit is one search result. Score never increases down a result list: it
-// is the band (an integer: 0 for fuzzy hits, 1 for lexical ones, 3–10 for
-// the exact tiers) plus the relevance squashed into [0,1), at float32
-// precision. Scores compare only within one Search call.
-// Reasons are at most three short phrases. Those of the first 50 hits of
-// an answer (a page of the largest size the tool allows) quote the value
-// of a name, alias or package name that matched; later lexical and fuzzy
-// hits name the field and the query's words (`name contains "refunds"`,
-// `name is close to "cobar"`), which costs nothing per hit — quoting costs
-// a few hundred nanoseconds a hit, and a caller may keep a thousand hits
-// for paging.
-// Hits with the same reasons share one slice: treat it as read-only.
-type Hit struct {
-	ID      string
-	Score   float64
-	Tier    Tier
-	Reasons []string
-}
-
-const (
-	TierPackage Tier = iota // the query is a package name (full, or unscoped / last segment / artifact id)
-	TierAlias               // the query is an alias
-	TierName                // the query is the project name
-	TierLexical             // BM25F relevance only
-	TierFuzzy               // only a misspelt name, alias or package name matched
-)
