@@ -15,7 +15,6 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,7 +169,7 @@ func (c *Catalog) apply(u view.Update) {
 	for _, d := range u.Deltas {
 		for _, p := range d.Records {
 			changes = append(changes, change{p.ID, p})
-			ix.Put(view.DocOf(p))
+			ix.Put(search.DocOf(p))
 		}
 		for _, id := range d.Deleted {
 			changes = append(changes, change{id, nil})
@@ -315,14 +314,14 @@ func (c *Catalog) indexCards(cx *search.Index, full bool, after map[string]bool,
 	}
 	for _, cd := range freed {
 		if cd != nil && !gone[cd.Slug] && !updated[cd.Slug] {
-			cx.Put(cardDoc(cd))
+			cx.Put(search.CardDoc(cd))
 		}
 	}
 	for _, cd := range cards {
 		if boundAfter(cd.ProjectID) {
 			cx.Delete(cd.Slug)
 		} else {
-			cx.Put(cardDoc(cd))
+			cx.Put(search.CardDoc(cd))
 		}
 	}
 }
@@ -339,18 +338,6 @@ func (c *Catalog) dropCard(slug string) {
 		delete(c.byProject, old.ProjectID)
 	} else {
 		c.byProject[old.ProjectID] = rest
-	}
-}
-
-func cardDoc(cd *local.Card) search.Doc {
-	return search.Doc{
-		ID:          cd.Slug,
-		SortKey:     strings.ToLower(cd.Name) + "\x00" + cd.Slug,
-		Name:        cd.Name,
-		Packages:    cd.Packages,
-		Keywords:    cd.Keywords,
-		Tags:        cd.Tags,
-		Description: cd.Description,
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
-	"github.com/cgcat/cgcat/local/view"
 )
 
 // A catalog that follows commits — into the overlay over its mapped base,
@@ -162,7 +161,7 @@ func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[st
 	t.Helper()
 	ref := search.New()
 	for _, id := range slices.Sorted(maps.Keys(live)) {
-		ref.Put(view.DocOf(live[id]))
+		ref.Put(search.DocOf(live[id]))
 	}
 	keep := func(id string) bool { return pol.AllowsRecord(live[id]) }
 	if cat.Len() != len(live) {

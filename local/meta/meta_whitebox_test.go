@@ -156,7 +156,8 @@ func TestProjectBudgetNeverExceeded(t *testing.T) {
 	}
 }
 
-// Seeds for the fuzzers: one sample per manifest kind.
+// Seeds for the fuzzers: one sample per manifest kind, by a file name it
+// reads (manifestParsers checks that every kind of the table has one).
 var manifestSeeds = map[string]string{
 	"package.json":    `{"name":"a","description":"d","keywords":["k"]}`,
 	"Cargo.toml":      "[package]\nname = \"a\"\ndescription.workspace = true\n[workspace.package]\ndescription = \"d\"\n",
@@ -171,21 +172,69 @@ var manifestSeeds = map[string]string{
 	"settings.gradle": "rootProject.name = 'a'\n",
 }
 
-// parsers lists every manifest parser by the file name it gets.
-var parsers = []struct {
+// manifestParser is one manifest kind's parser with the seed file it gets.
+type manifestParser struct {
 	file  string
 	parse parser
-}{
-	{"package.json", parsePackageJSON}, {"Cargo.toml", parseCargo}, {"pyproject.toml", parsePyproject},
-	{"go.mod", parseGoMod}, {"setup.cfg", parseSetupCfg}, {"pom.xml", parsePom},
-	{"composer.json", parsePackageJSON}, {"a.gemspec", parseGemspec}, {"pubspec.yaml", parsePubspec},
-	{"A.csproj", parseCsproj},
-	{"settings.gradle", func(_ string, b []byte) (manifest, error) { return parseGradle(b, b), nil }},
+}
+
+// manifestParsers derives every manifest parser from the production table
+// (kinds), each with its seed: the one name of manifestSeeds the kind
+// reads; Gradle's is the seed no other kind reads, and it must be a file
+// the stamp covers (isSource). A kind without a seed, or a seed no kind
+// reads, fails the test: a kind added to the table cannot go unfuzzed.
+func manifestParsers(tb testing.TB) []manifestParser {
+	tb.Helper()
+	claimed := map[string]bool{}
+	var out []manifestParser
+	gradle := -1
+	for i, k := range kinds {
+		if k.gradle {
+			gradle = i
+			out = append(out, manifestParser{})
+			continue
+		}
+		var files []string
+		for name := range manifestSeeds {
+			if k.file == name || k.match != nil && k.match(name) {
+				files = append(files, name)
+			}
+		}
+		if len(files) != 1 {
+			tb.Fatalf("manifest kind %d (%q): seeds %q, want one in manifestSeeds", i, k.file, files)
+		}
+		claimed[files[0]] = true
+		out = append(out, manifestParser{files[0], k.parse})
+	}
+	var rest []string
+	for name := range manifestSeeds {
+		if !claimed[name] {
+			rest = append(rest, name)
+		}
+	}
+	switch {
+	case gradle < 0 && len(rest) > 0:
+		tb.Fatalf("seeds %q belong to no manifest kind", rest)
+	case gradle >= 0 && (len(rest) != 1 || !isSource(rest[0])):
+		tb.Fatalf("the Gradle kind: seeds %q, want one Gradle file", rest)
+	case gradle >= 0:
+		out[gradle] = manifestParser{rest[0], func(_ string, b []byte) (manifest, error) { return parseGradle(b, b), nil }}
+	}
+	return out
+}
+
+// TestEveryManifestKindHasASeed: the fuzzers' parsers come from the
+// production table, one seed each (see manifestParsers).
+func TestEveryManifestKindHasASeed(t *testing.T) {
+	if ps := manifestParsers(t); len(ps) != len(kinds) {
+		t.Fatalf("%d parsers for %d kinds", len(ps), len(kinds))
+	}
 }
 
 // FuzzManifest runs every manifest parser, without the panic guard, on any
 // body.
 func FuzzManifest(f *testing.F) {
+	parsers := manifestParsers(f)
 	for i, p := range parsers {
 		f.Add(uint8(i), []byte(manifestSeeds[p.file]))
 	}

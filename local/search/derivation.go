@@ -10,12 +10,16 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// What a frozen index holds is derived from its documents by this
-// package's tokenizer and stemmer (tokenize.go) and its builder (which
-// fields, which whole-value and exact forms: index.go), and by the Unicode
-// tables of the Go release that built it (which runes are CJK, letters,
-// upper case). An index derived by other code must not be searched by this
-// one: a term the old stemmer kept whole is one this one never looks up.
+// What a frozen index holds is derived from records by this package's
+// term pipeline — which fields a record gives (document.go), how a field's
+// text becomes terms (tokenize.go: tokenising, folding, CJK bigrams,
+// stemming), which terms, lengths, whole-value and exact forms a document
+// holds (analyze.go) — and by what the frozen writer keeps of them
+// (frozen_write.go: the fuzzy dictionary, the listing order), and by the
+// Unicode tables of the Go release that built it (which runes are CJK,
+// letters, upper case). An index derived by other code must not be
+// searched by this one: a term the old stemmer kept whole is one this one
+// never looks up.
 //
 // So the version of that derivation is computed from the code itself (a
 // hash of those source files, embedded at build time, and the Unicode
@@ -23,20 +27,25 @@ import (
 // new version, and bases written before are rebuilt (view.ReadBase builds
 // a stale base's index again in memory; the next writer publishes a new
 // one). A needless rebuild after a comment edit costs one base; a missed
-// one costs wrong answers.
+// one costs wrong answers. The live index (index.go, postings.go) only
+// installs what analyze derives, so it is not part of the hash.
 
-//go:embed tokenize.go index.go
+//go:embed document.go tokenize.go analyze.go frozen_write.go
 var derivedFrom embed.FS
 
 // Derivation is the version of what this code derives into an index.
 var Derivation = sync.OnceValue(func() uint64 {
 	h := xxh3.New()
-	for _, name := range []string{"tokenize.go", "index.go"} {
-		b, err := fs.ReadFile(derivedFrom, name)
+	files, err := fs.ReadDir(derivedFrom, ".") // the files above, by name
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail
+	}
+	for _, f := range files {
+		b, err := fs.ReadFile(derivedFrom, f.Name())
 		if err != nil {
-			panic(err) // embedded at build time: cannot fail
+			panic(err)
 		}
-		h.WriteString(name)
+		h.WriteString(f.Name())
 		h.WriteString(strconv.Itoa(len(b)))
 		h.Write(b)
 	}

@@ -4,7 +4,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,14 +33,6 @@ const (
 	hostWeight = 0.25
 )
 
-// nameTFs selects the name, alias and package fields of a posting's tfs.
-const nameTFs = 1<<(4*fName) | 1<<(4*fAlias) | 1<<(4*fPackage) |
-	2<<(4*fName) | 2<<(4*fAlias) | 2<<(4*fPackage) |
-	4<<(4*fName) | 4<<(4*fAlias) | 4<<(4*fPackage) |
-	8<<(4*fName) | 8<<(4*fAlias) | 8<<(4*fPackage)
-
-func isNameField(f field) bool { return f == fName || f == fAlias || f == fPackage }
-
 // fuzzyBound is the number of edits forgiven in a word of n runes: one for
 // 4–7, two from 8; none for shorter words.
 func fuzzyBound(n int) int {
@@ -57,105 +48,6 @@ func fuzzyBound(n int) int {
 type fuzzyBucket struct {
 	ids  []uint32 // term ids
 	sigs []uint64 // per term: letterSig of its text
-}
-
-// letterSig is a term's letters as a set with counts up to two: bit c for
-// one occurrence of class c, bit 32+c for two. Letters a–z are classes
-// 0–25, digits share 26–28, anything else 29–31. One edit changes at most
-// two bits (a substitution takes one letter away and adds another; an
-// insertion or deletion one; a transposition none), so two terms within k
-// edits differ in at most 2k bits: a test of a few instructions that turns
-// most of a bucket away before any distance is computed.
-// nonASCIISig are the signature bits of classes 29–31: a term without
-// them is made of a–z and 0–9 only.
-const nonASCIISig = 7<<29 | 7<<61
-
-func letterSig(s string) uint64 {
-	var n [32]uint8
-	var sig uint64
-	for _, r := range s {
-		var c rune
-		switch {
-		case 'a' <= r && r <= 'z':
-			c = r - 'a'
-		case '0' <= r && r <= '9':
-			c = 26 + (r-'0')%3
-		default:
-			c = 29 + r%3
-		}
-		if n[c] < 2 {
-			sig |= 1 << (uint(c) + 32*uint(n[c]))
-			n[c]++
-		}
-	}
-	return sig
-}
-
-// fuzzyTerm reports whether a term belongs in the fuzzy dictionary, and its
-// length in runes: 4 runes or more, with a letter, no CJK (bigrams are no
-// words to misspell), no longer than a term can be.
-func fuzzyTerm(t string) (int, bool) {
-	n, letter := 0, false
-	for _, r := range t {
-		if isCJK(r) {
-			return 0, false
-		}
-		letter = letter || unicode.IsLetter(r)
-		n++
-	}
-	return n, letter && n >= minFuzzyRunes && n <= maxTermLen
-}
-
-// countName keeps a term's count of name-field postings as one posting's
-// tfs goes from old to new, and its place in the fuzzy dictionary with it.
-// Callers hold the write lock.
-func (ix *Index) countName(id uint32, te *termEntry, old, new uint32) {
-	was, is := old&nameTFs != 0, new&nameTFs != 0
-	if was == is {
-		return
-	}
-	if is {
-		te.ndf++
-	} else {
-		te.ndf--
-	}
-	if id < ix.nt && ix.base.tndf[id] > 0 {
-		ix.syncDead(id, te) // in the base's dictionary
-		return
-	}
-	switch {
-	case is && te.ndf == 1:
-		ix.fuzzyAdd(id, te)
-	case !is && te.ndf == 0:
-		ix.fuzzyRemove(id, te)
-	}
-}
-
-func (ix *Index) fuzzyAdd(id uint32, te *termEntry) {
-	text := ix.termText(id)
-	n, ok := fuzzyTerm(text)
-	if !ok {
-		return
-	}
-	b := &ix.fuzzy[n]
-	b.ids = append(b.ids, id)
-	b.sigs = append(b.sigs, letterSig(text))
-	te.fpos = int32(len(b.ids))
-}
-
-func (ix *Index) fuzzyRemove(id uint32, te *termEntry) {
-	if te.fpos == 0 {
-		return
-	}
-	n, _ := fuzzyTerm(ix.termText(id))
-	b := &ix.fuzzy[n]
-	i, last := int(te.fpos-1), len(b.ids)-1
-	if i != last {
-		b.ids[i], b.sigs[i] = b.ids[last], b.sigs[last]
-		ix.over(b.ids[i]).fpos = int32(i + 1)
-	}
-	b.ids, b.sigs = b.ids[:last], b.sigs[:last]
-	te.fpos = 0
 }
 
 // fuzzyBuckets returns the dictionary's terms of l runes: the base's (some
@@ -203,78 +95,97 @@ func (ix *Index) expand(keys []fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
 				start--
 			}
 		}
-		n := utf8.RuneCountInString(k.text)
-		if d := k.d; d > 0 {
-			sig := letterSig(k.text)
-			ascii := isASCII(k.text)
-			for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
-				bids, bsigs, oids, osigs := ix.fuzzyBuckets(l)
-				for pass, sigs := range [2][]uint64{bsigs, osigs} {
-					ids := bids
-					if pass == 1 {
-						ids = oids
-					}
-					for j, s := range sigs {
-						if bits.OnesCount64(s^sig) > 2*d {
-							continue
-						}
-						id := ids[j]
-						if pass == 0 && ix.deadTerm(id) {
-							continue
-						}
-						t := ix.termText(id)
-						var e int
-						if ascii && s&nonASCIISig == 0 {
-							e = osaWithin([]byte(k.text), []byte(t), d)
-						} else {
-							e = editsWithin(k.text, t, d, &ra, &rb)
-						}
-						if e <= d {
-							dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
-						}
-					}
-				}
-			}
+		if k.d > 0 {
+			dst = ix.closeTerms(k, dst, &ra, &rb)
 		}
-		if m := numeronym(k.text); m > 0 && m+2 <= maxTermLen {
-			// i18n → internationalization, a11y → accessibility. Terms
-			// are stems, so a numeronym of a word the stemmer shortens
-			// (k8s: kubernetes → kubernet) is not found.
-			first, last := k.text[0], k.text[len(k.text)-1]
-			bids, _, oids, _ := ix.fuzzyBuckets(m + 2)
-			for pass, ids := range [2][]uint32{bids, oids} {
-				for _, id := range ids {
-					if pass == 0 && ix.deadTerm(id) {
-						continue
-					}
-					if t := ix.termText(id); len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
-						dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
-					}
-				}
-			}
+		dst = ix.numeronymTerms(k, dst)
+		if len(dst) > start {
+			dst = dst[:start+len(ix.bestFirst(dst[start:]))]
 		}
-		if len(dst) == start {
-			continue
-		}
-		// One target once (the stem and the word as typed may both find
-		// it), at its fewest edits; then by edits and text.
-		seg := dst[start:]
-		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
-			if a.id != b.id {
-				return int(a.id) - int(b.id)
-			}
-			return int(a.dist) - int(b.dist)
-		})
-		seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
-		slices.SortFunc(seg, func(a, b fuzzyTarget) int {
-			if a.dist != b.dist {
-				return int(a.dist) - int(b.dist)
-			}
-			return strings.Compare(ix.termText(a.id), ix.termText(b.id))
-		})
-		dst = dst[:start+len(seg)]
 	}
 	return dst
+}
+
+// closeTerms appends the dictionary terms within k.d edits of k.text: of
+// a length within the bound, whose letter signatures differ in at most
+// 2·k.d bits, and then by their distance.
+func (ix *Index) closeTerms(k fuzzyKey, dst []fuzzyTarget, ra, rb *[maxTermLen]rune) []fuzzyTarget {
+	d := k.d
+	n := utf8.RuneCountInString(k.text)
+	sig := letterSig(k.text)
+	ascii := isASCII(k.text)
+	for l := max(minFuzzyRunes, n-d); l <= min(maxTermLen, n+d); l++ {
+		bids, bsigs, oids, osigs := ix.fuzzyBuckets(l)
+		for pass, sigs := range [2][]uint64{bsigs, osigs} {
+			ids := bids
+			if pass == 1 {
+				ids = oids
+			}
+			for j, s := range sigs {
+				if bits.OnesCount64(s^sig) > 2*d {
+					continue
+				}
+				id := ids[j]
+				if pass == 0 && ix.deadTerm(id) {
+					continue
+				}
+				t := ix.termText(id)
+				var e int
+				if ascii && s&nonASCIISig == 0 {
+					e = osaWithin([]byte(k.text), []byte(t), d)
+				} else {
+					e = editsWithin(k.text, t, d, ra, rb)
+				}
+				if e <= d {
+					dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: uint8(e)})
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// numeronymTerms appends, for a numeronym key, the dictionary terms it
+// abbreviates: i18n → internationalization, a11y → accessibility. Terms
+// are stems, so a numeronym of a word the stemmer shortens (k8s:
+// kubernetes → kubernet) is not found.
+func (ix *Index) numeronymTerms(k fuzzyKey, dst []fuzzyTarget) []fuzzyTarget {
+	m := numeronym(k.text)
+	if m == 0 || m+2 > maxTermLen {
+		return dst
+	}
+	first, last := k.text[0], k.text[len(k.text)-1]
+	bids, _, oids, _ := ix.fuzzyBuckets(m + 2)
+	for pass, ids := range [2][]uint32{bids, oids} {
+		for _, id := range ids {
+			if pass == 0 && ix.deadTerm(id) {
+				continue
+			}
+			if t := ix.termText(id); len(t) == m+2 && t[0] == first && t[len(t)-1] == last {
+				dst = append(dst, fuzzyTarget{id: id, qi: uint8(k.qi), dist: 1})
+			}
+		}
+	}
+	return dst
+}
+
+// bestFirst keeps one target once (the stem and the word as typed may
+// both find it), at its fewest edits, and orders them by edits and text.
+func (ix *Index) bestFirst(seg []fuzzyTarget) []fuzzyTarget {
+	slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+		if a.id != b.id {
+			return int(a.id) - int(b.id)
+		}
+		return int(a.dist) - int(b.dist)
+	})
+	seg = slices.CompactFunc(seg, func(a, b fuzzyTarget) bool { return a.id == b.id })
+	slices.SortFunc(seg, func(a, b fuzzyTarget) int {
+		if a.dist != b.dist {
+			return int(a.dist) - int(b.dist)
+		}
+		return strings.Compare(ix.termText(a.id), ix.termText(b.id))
+	})
+	return seg
 }
 
 // numeronym returns N for a word like i18n, a11y or k8s (a letter, a number

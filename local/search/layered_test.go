@@ -279,9 +279,9 @@ func TestFrozenRefusesDamage(t *testing.T) {
 		"short":         b[:20],
 		"empty":         nil,
 		"other magic":   append([]byte("CGSRCH\x00\x01"), b[8:]...),
-		"footer offset": func() []byte { c := bytes.Clone(b); c[len(c)-footerSize+8*11+16*secPost+6] = 0x40; return c }(),
+		"footer offset": func() []byte { c := bytes.Clone(b); c[len(c)-16*numSec+16*secPost+6] = 0x40; return c }(),
 		"footer count":  func() []byte { c := bytes.Clone(b); c[len(c)-footerSize] ^= 1; return c }(),
-		"misaligned":    func() []byte { c := bytes.Clone(b); c[len(c)-footerSize+8*11+16*secPost] ^= 4; return c }(),
+		"misaligned":    func() []byte { c := bytes.Clone(b); c[len(c)-16*numSec+16*secPost] ^= 4; return c }(),
 	} {
 		if _, err := OpenFrozen(bad, nil); err == nil {
 			t.Errorf("%s: accepted", name)

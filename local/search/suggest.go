@@ -36,14 +36,7 @@ func (ix *Index) SuggestFilter(query string, keep Filter, n int) (suggestions []
 	if q == nil || n <= 0 {
 		return nil
 	}
-	keys := q.fzKeys
-	if len(q.groups) > 1 {
-		// "react routr dom" → reactrouterdom, a compound of the name.
-		whole := fuzzyKey{qi: len(q.terms), text: string(stem([]byte(q.norm))), d: fuzzyBound(utf8.RuneCountInString(q.norm))}
-		if _, ok := fuzzyTerm(whole.text); ok && whole.qi < 64 {
-			keys = append(slices.Clip(keys), whole)
-		}
-	}
+	keys := suggestKeys(q)
 	if len(keys) == 0 {
 		return nil
 	}
@@ -54,53 +47,7 @@ func (ix *Index) SuggestFilter(query string, keep Filter, n int) (suggestions []
 	}
 	_, rank := ix.ensureOrder()
 	targets := ix.expand(keys, nil)
-
-	// Per visible document: the query words it holds and its edits. seen
-	// marks every document looked at (1 + index in docs, or -1: rejected),
-	// so keep runs once per document.
-	type sug struct {
-		slot  uint32
-		words uint64
-		edits int
-	}
-	var docs []sug
-	seen := map[uint32]int{}
-	for _, t := range targets {
-		bp, op := ix.postLists(t.id)
-		for _, post := range [2][]posting{bp, op} {
-			for _, p := range post {
-				if p.tfs&nameTFs == 0 || ix.isTomb(p.slot) {
-					continue
-				}
-				i, ok := seen[p.slot]
-				if !ok {
-					i = -1
-					if keep.keeps(ix, p.slot) {
-						docs = append(docs, sug{slot: p.slot})
-						i = len(docs)
-					}
-					seen[p.slot] = i
-				}
-				if i < 0 {
-					continue
-				}
-				d := &docs[i-1]
-				if d.words&(1<<t.qi) == 0 {
-					d.words |= 1 << t.qi
-					d.edits += int(t.dist) // targets come best first per word
-				}
-			}
-		}
-	}
-	slices.SortFunc(docs, func(a, b sug) int {
-		if wa, wb := bits.OnesCount64(a.words), bits.OnesCount64(b.words); wa != wb {
-			return wb - wa
-		}
-		if a.edits != b.edits {
-			return a.edits - b.edits
-		}
-		return int(rank[a.slot]) - int(rank[b.slot])
-	})
+	docs := ix.suggestDocs(targets, keep, rank)
 
 	match := map[string]bool{}
 	for _, t := range targets {
@@ -118,6 +65,73 @@ func (ix *Index) SuggestFilter(query string, keep Filter, n int) (suggestions []
 		}
 	}
 	return out
+}
+
+// suggestKeys are the query's fuzzy keys and, for a query of several
+// words, all of them run together: "react routr dom" → reactrouterdom, a
+// compound of the name.
+func suggestKeys(q *query) []fuzzyKey {
+	keys := q.fzKeys
+	if len(q.groups) > 1 {
+		whole := fuzzyKey{qi: len(q.terms), text: string(stem([]byte(q.norm))), d: fuzzyBound(utf8.RuneCountInString(q.norm))}
+		if _, ok := fuzzyTerm(whole.text); ok && whole.qi < 64 {
+			keys = append(slices.Clip(keys), whole)
+		}
+	}
+	return keys
+}
+
+// suggestDoc is a visible document with a name field close to the query:
+// the query words it holds and its edits.
+type suggestDoc struct {
+	slot  uint32
+	words uint64
+	edits int
+}
+
+// suggestDocs are the visible documents the targets reach through a name
+// field, best first: more of the query's words, then fewer edits, then
+// the listing order. keep runs once per document.
+func (ix *Index) suggestDocs(targets []fuzzyTarget, keep Filter, rank []uint32) []suggestDoc {
+	var docs []suggestDoc
+	seen := map[uint32]int{} // 1 + index in docs, or -1: rejected
+	for _, t := range targets {
+		bp, op := ix.postLists(t.id)
+		for _, post := range [2][]posting{bp, op} {
+			for _, p := range post {
+				if p.tfs&nameTFs == 0 || ix.isTomb(p.slot) {
+					continue
+				}
+				i, ok := seen[p.slot]
+				if !ok {
+					i = -1
+					if keep.keeps(ix, p.slot) {
+						docs = append(docs, suggestDoc{slot: p.slot})
+						i = len(docs)
+					}
+					seen[p.slot] = i
+				}
+				if i < 0 {
+					continue
+				}
+				d := &docs[i-1]
+				if d.words&(1<<t.qi) == 0 {
+					d.words |= 1 << t.qi
+					d.edits += int(t.dist) // targets come best first per word
+				}
+			}
+		}
+	}
+	slices.SortFunc(docs, func(a, b suggestDoc) int {
+		if wa, wb := bits.OnesCount64(a.words), bits.OnesCount64(b.words); wa != wb {
+			return wb - wa
+		}
+		if a.edits != b.edits {
+			return a.edits - b.edits
+		}
+		return int(rank[a.slot]) - int(rank[b.slot])
+	})
+	return docs
 }
 
 // suggestValue is the first of the document's name, aliases and package

@@ -185,47 +185,24 @@ func (b *Base) RootSlot(key string) (slot uint32, ok bool) {
 	return 0, false
 }
 
-// DocOf is a record's search document: what the index of a base and of
-// every reader's overlay holds for it.
-func DocOf(p *local.Project) search.Doc {
-	m := p.Meta
-	return search.Doc{
-		ID:          p.ID,
-		SortKey:     strings.ToLower(m.Name) + "\x00" + p.Root,
-		Name:        m.Name,
-		Aliases:     m.Aliases,
-		Packages:    m.Packages,
-		Keywords:    m.Keywords,
-		Tags:        m.Tags,
-		Description: m.Description,
-		Readme:      m.Readme,
-		Path:        tailPath(p.Root, 3),
-	}
-}
-
-// tailPath keeps the last n segments of a root: the folders that name a
-// project (".../services/payments") without the ones every project shares
-// ("/home/me/code"), which would make every project match "code".
-func tailPath(root string, n int) string {
-	parts := strings.FieldsFunc(root, func(r rune) bool { return r == '/' || r == '\\' })
-	if len(parts) > n {
-		parts = parts[len(parts)-n:]
-	}
-	return strings.Join(parts, "/")
-}
-
 type baseHeader struct {
 	*Snapshot
 	Count int `json:"count"`
 }
 
-// countingWriter hashes and counts what goes through it.
+// countingWriter hashes and counts what goes through it, and where each
+// section of a base begins and how long it is.
 type countingWriter struct {
-	w   *bufio.Writer
-	h   *xxh3.Hasher
-	n   int64
-	err error
+	w    *bufio.Writer
+	h    *xxh3.Hasher
+	n    int64
+	err  error
+	secs [numBS][2]uint64
 }
+
+// begin starts section i at the next 8-byte boundary; end closes it.
+func (c *countingWriter) begin(i int) { c.pad(); c.secs[i][0] = uint64(c.n) }
+func (c *countingWriter) end(i int)   { c.secs[i][1] = uint64(c.n) - c.secs[i][0] }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	if c.err != nil {
@@ -253,47 +230,82 @@ func (c *countingWriter) u32(v uint32) { c.Write(binary.LittleEndian.AppendUint3
 // has that s has not are deleted — the same index as one built from
 // nothing (the frozen form is canonical), at a fraction of the cost.
 func writeBase(w io.Writer, s *Snapshot, from *Base) error {
-	// Records by id, one per id.
-	recs := slices.Clone(s.Records)
-	recs = slices.DeleteFunc(recs, func(p *local.Project) bool { return p == nil || p.ID == "" })
-	slices.SortStableFunc(recs, func(a, b *local.Project) int { return strings.Compare(a.ID, b.ID) })
-	kept := recs[:0]
-	for i, p := range recs {
-		if i+1 < len(recs) && recs[i+1].ID == p.ID {
-			continue // the last record given for an id wins
-		}
-		kept = append(kept, p)
-	}
-	recs = kept
-	ix := search.New()
-	if from != nil {
-		ix = search.NewOver(from.Index())
-	}
-
+	recs := byID(s.Records)
 	cw := &countingWriter{w: bufio.NewWriterSize(w, 1<<20), h: xxh3.New()}
 	cw.Write([]byte(baseMagic))
-	var secs [numBS][2]uint64
-	begin := func(i int) { cw.pad(); secs[i][0] = uint64(cw.n) }
-	end := func(i int) { secs[i][1] = uint64(cw.n) - secs[i][0] }
 
 	hdr, err := json.Marshal(baseHeader{s, len(recs)})
 	if err != nil {
 		return err
 	}
-	begin(bsHeader)
+	cw.begin(bsHeader)
 	cw.Write(hdr)
-	end(bsHeader)
+	cw.end(bsHeader)
 
-	begin(bsRecords)
-	offs := make([]uint64, 0, len(recs)+1)
+	offs, ix := cw.writeRecords(recs, from)
+	cw.begin(bsRecOff)
+	for _, o := range offs {
+		cw.Write(binary.LittleEndian.AppendUint64(nil, o))
+	}
+	cw.end(bsRecOff)
+	cw.writeAvail(recs)
+	cw.writeMissing(recs)
+	cw.begin(bsRoots)
+	for _, v := range rootTable(recs) {
+		cw.u32(v)
+	}
+	cw.end(bsRoots)
+	cw.begin(bsIndex)
+	if _, err := ix.WriteFrozen(cw); err != nil {
+		return err
+	}
+	cw.end(bsIndex)
+
+	for _, s := range cw.secs {
+		cw.Write(binary.LittleEndian.AppendUint64(nil, s[0]))
+		cw.Write(binary.LittleEndian.AppendUint64(nil, s[1]))
+	}
+	if cw.err != nil {
+		return cw.err
+	}
+	cw.w.Write(binary.BigEndian.AppendUint64(nil, cw.h.Sum64()))
+	return cw.w.Flush()
+}
+
+// byID is the records by id, one per id: the last record given for an id
+// wins.
+func byID(records []*local.Project) []*local.Project {
+	recs := slices.Clone(records)
+	recs = slices.DeleteFunc(recs, func(p *local.Project) bool { return p == nil || p.ID == "" })
+	slices.SortStableFunc(recs, func(a, b *local.Project) int { return strings.Compare(a.ID, b.ID) })
+	kept := recs[:0]
+	for i, p := range recs {
+		if i+1 < len(recs) && recs[i+1].ID == p.ID {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept
+}
+
+// writeRecords writes the records section and returns where each record
+// starts (and where the last ends), with the search index of the records:
+// over from's when given, walking from's records alongside (both by id).
+func (cw *countingWriter) writeRecords(recs []*local.Project, from *Base) (offs []uint64, ix *search.Index) {
+	ix = search.New()
+	if from != nil {
+		ix = search.NewOver(from.Index())
+	}
+	cw.begin(bsRecords)
+	offs = make([]uint64, 0, len(recs)+1)
 	var buf []byte
-	next := uint32(0) // walks from's records alongside (both by id)
+	next := uint32(0) // from's next record
 	for _, p := range recs {
-		offs = append(offs, uint64(cw.n)-secs[bsRecords][0])
+		offs = append(offs, uint64(cw.n)-cw.secs[bsRecords][0])
 		buf = appendRecord(buf[:0], p)
 		cw.Write(buf)
 		if from == nil {
-			ix.Put(DocOf(p))
+			ix.Put(search.DocOf(p))
 			continue
 		}
 		for ; int(next) < from.Len() && from.index.ID(next) < p.ID; next++ {
@@ -306,21 +318,19 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 				continue
 			}
 		}
-		ix.Put(DocOf(p))
+		ix.Put(search.DocOf(p))
 	}
 	for ; from != nil && int(next) < from.Len(); next++ {
 		ix.Delete(from.index.ID(next))
 	}
-	offs = append(offs, uint64(cw.n)-secs[bsRecords][0])
-	end(bsRecords)
+	offs = append(offs, uint64(cw.n)-cw.secs[bsRecords][0])
+	cw.end(bsRecords)
+	return offs, ix
+}
 
-	begin(bsRecOff)
-	for _, o := range offs {
-		cw.Write(binary.LittleEndian.AppendUint64(nil, o))
-	}
-	end(bsRecOff)
-
-	begin(bsAvail)
+// writeAvail writes a byte per record: its availability's code.
+func (cw *countingWriter) writeAvail(recs []*local.Project) {
+	cw.begin(bsAvail)
 	av := make([]byte, len(recs))
 	for i, p := range recs {
 		av[i] = availOther
@@ -329,9 +339,12 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 		}
 	}
 	cw.Write(av)
-	end(bsAvail)
+	cw.end(bsAvail)
+}
 
-	begin(bsMissing)
+// writeMissing writes each record's MissingSince in Unix nanoseconds.
+func (cw *countingWriter) writeMissing(recs []*local.Project) {
+	cw.begin(bsMissing)
 	for _, p := range recs {
 		ns := int64(noTime)
 		if !p.MissingSince.IsZero() {
@@ -339,9 +352,13 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 		}
 		cw.Write(binary.LittleEndian.AppendUint64(nil, uint64(ns)))
 	}
-	end(bsMissing)
+	cw.end(bsMissing)
+}
 
-	begin(bsRoots)
+// rootTable is the root-key table: (1 + slot, hash bits) per entry, by
+// hash of pathid.Key(root), open addressing, at most half full; one record
+// per key, the greatest id.
+func rootTable(recs []*local.Project) []uint32 {
 	size := 8
 	for size < 2*len(recs)+1 {
 		size *= 2
@@ -362,24 +379,5 @@ func writeBase(w io.Writer, s *Snapshot, from *Base) error {
 			}
 		}
 	}
-	for _, v := range table {
-		cw.u32(v)
-	}
-	end(bsRoots)
-
-	begin(bsIndex)
-	if _, err := ix.WriteFrozen(cw); err != nil {
-		return err
-	}
-	end(bsIndex)
-
-	for _, s := range secs {
-		cw.Write(binary.LittleEndian.AppendUint64(nil, s[0]))
-		cw.Write(binary.LittleEndian.AppendUint64(nil, s[1]))
-	}
-	if cw.err != nil {
-		return cw.err
-	}
-	cw.w.Write(binary.BigEndian.AppendUint64(nil, cw.h.Sum64()))
-	return cw.w.Flush()
+	return table
 }

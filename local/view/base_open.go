@@ -225,7 +225,7 @@ func (b *Base) indexAgain() (*search.Frozen, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
 		}
-		ix.Put(DocOf(p))
+		ix.Put(search.DocOf(p))
 	}
 	return frozenInMemory(ix)
 }

@@ -124,12 +124,15 @@ func TestRecordCodecCoversEveryField(t *testing.T) {
 func synthRecords(n int, r *rand.Rand) []*local.Project {
 	words := []string{"order", "billing", "gateway", "react", "router", "cobra", "alpha", "kafka", "订单", "client"}
 	w := func() string { return words[r.IntN(len(words))] }
+	// Every availability the base codes in a byte (the production table),
+	// and one it does not.
+	avail := append(slices.Clone(availCodes), "odd")
 	var out []*local.Project
 	for i := range n {
 		name := fmt.Sprintf("%s-%s-%d", w(), w(), i)
 		out = append(out, &local.Project{
 			ID: fmt.Sprintf("p_%06d", r.IntN(1_000_000)), Root: "/code/" + w() + "/" + name,
-			Availability: []local.Availability{local.Present, local.Missing, "odd"}[r.IntN(3)],
+			Availability: avail[r.IntN(len(avail))],
 			Meta:         local.Metadata{Name: name, Description: w() + " " + w(), Packages: []string{"@" + w() + "/" + name}},
 			LastSeen:     time.Unix(int64(r.IntN(1e9)), 0).UTC(), Lineage: []string{"d:1", fmt.Sprint("d:", i)},
 			MissingSince: []time.Time{{}, time.Unix(int64(r.IntN(1e9)), 5).UTC()}[r.IntN(2)],

@@ -136,7 +136,7 @@ func FuzzDelta(f *testing.F) {
 			if p == nil || p.ID == "" || p.Root == "" {
 				t.Fatalf("accepted record %+v", p)
 			}
-			ix.Put(DocOf(p))
+			ix.Put(search.DocOf(p))
 			_ = pathid.Key(p.Root)
 			if _, err := BuildBase(&Snapshot{StoreID: d.StoreID, Records: []*local.Project{p}}, nil); err != nil {
 				t.Fatalf("an accepted record does not make a base: %v", err)
