@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -61,8 +62,8 @@ func TestEnqueueCoalescesAndSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewProjectID()
-	other := store.NewProjectID()
+	id := ids.NewProjectID()
+	other := ids.NewProjectID()
 	now := time.Now()
 	for rev := uint64(1); rev <= 3; rev++ {
 		putRevision(t, st, id, rev, now)
@@ -133,7 +134,7 @@ func TestRequeueWithTheSameSeqIsANewRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewProjectID()
+	id := ids.NewProjectID()
 	putRevision(t, st, id, 1, time.Now())
 	update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1, time.Now()); return nil })
 	read := pending(t, st)[id]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
 )
@@ -271,7 +272,7 @@ func (m *mirrorRound) load(ctx context.Context) error {
 		}
 		for slug, ref := range m.refs {
 			id, ok := strings.CutPrefix(slug, prefix)
-			if !ok || !store.ValidProjectID(id) {
+			if !ok || !ids.ValidProjectID(id) {
 				continue
 			}
 			st, err := readState(r, id)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -95,23 +96,23 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []
 		return nil, err
 	}
 	prefix := r.Settings.SlugPrefix + "/"
-	var ids []string
+	var found []string
 	seen := map[string]bool{}
 	for _, h := range chunks {
 		id, ok := strings.CutPrefix(h.Slug, prefix)
-		if !ok || seen[id] || !store.ValidProjectID(id) {
+		if !ok || seen[id] || !ids.ValidProjectID(id) {
 			continue
 		}
 		seen[id] = true
-		ids = append(ids, id)
+		found = append(found, id)
 	}
-	if len(ids) == 0 {
+	if len(found) == 0 {
 		return nil, nil
 	}
 	// Only ids bound on this machine are worth a read.
 	var bound []string
 	err = r.Store.View(ctx, func(rd *store.Reader) error {
-		for _, id := range ids {
+		for _, id := range found {
 			if len(bound) == limit {
 				break
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
 )
@@ -159,7 +160,7 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 		if bound[id] {
 			continue
 		}
-		if !gbrain.ValidCardID(id) || !store.ValidProjectID(id) {
+		if !gbrain.ValidCardID(id) || !ids.ValidProjectID(id) {
 			rep.OrphanCount++
 			rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: "its slug does not end in a cgcat project id (not cgcat's; left alone)"})
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
@@ -351,7 +352,7 @@ func (p *Projector) Prune(ctx context.Context, dryRun bool) (*PruneReport, error
 		if !ok || bound[id] {
 			continue
 		}
-		if !store.ValidProjectID(id) {
+		if !ids.ValidProjectID(id) {
 			rep.NotCgcat++
 			continue
 		}

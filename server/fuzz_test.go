@@ -15,6 +15,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 )
@@ -54,7 +55,7 @@ func newFixture(tb testing.TB, now func() time.Time) *fixture {
 			p := filepath.Join(fx.root, r.rel)
 			MakeProjectDir(tb, p)
 			m := local.Metadata{Name: r.name, Description: r.desc, Packages: []string{"@fx/" + r.name}}
-			rec := &local.Project{ID: store.NewProjectID(), Root: p, RecordRevision: 1, Meta: m,
+			rec := &local.Project{ID: ids.NewProjectID(), Root: p, RecordRevision: 1, Meta: m,
 				Availability: local.Present, IndexState: local.MarkerPresent}
 			if err := tx.PutProject(rec); err != nil {
 				return err

@@ -13,10 +13,10 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/search"
-	"github.com/cgcat/cgcat/local/store"
 	"github.com/zeebo/xxh3"
 )
 
@@ -259,7 +259,7 @@ func (f *Frontend) addRecall(ctx context.Context, c *call, l *listing, query str
 	}
 	me := c.cat.MachineID()
 	for _, h := range hits {
-		if seen[h.ProjectID] || h.MachineID != me || !store.ValidProjectID(h.ProjectID) {
+		if seen[h.ProjectID] || h.MachineID != me || !ids.ValidProjectID(h.ProjectID) {
 			continue
 		}
 		if !c.cat.Visible(h.ProjectID, c.pol) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/zeebo/xxh3"
@@ -37,7 +38,7 @@ func newestDelta(t *testing.T, dataDir string) string {
 func putOne(t *testing.T, s *Store, root string) {
 	t.Helper()
 	if err := s.Update(context.Background(), func(tx *Tx) error {
-		return tx.PutProject(&local.Project{ID: NewProjectID(), Root: root, RecordRevision: 1})
+		return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: root, RecordRevision: 1})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestPublishFailureSaysTheChangeWasSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Update(context.Background(), func(tx *Tx) error {
-		return tx.PutProject(&local.Project{ID: NewProjectID(), Root: "/code/a", RecordRevision: 1})
+		return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: "/code/a", RecordRevision: 1})
 	})
 	var pe *PublishError
 	if !errors.As(err, &pe) || !pe.Committed {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/nofollow"
 )
 
@@ -64,7 +65,7 @@ func readIdentityFile(path string) (Identity, error) {
 		return id, err
 	}
 	b := r.Data
-	if err := json.Unmarshal(b, &id); err != nil || !ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
+	if err := json.Unmarshal(b, &id); err != nil || !ids.ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
 		return Identity{}, errDamaged(path)
 	}
 	return id, nil
@@ -134,7 +135,7 @@ func ensureIdentity(dataDir string, adopt func() (Identity, bool)) (Identity, er
 			if _, err := rand.Read(secret); err != nil {
 				return Identity{}, err
 			}
-			id, made = Identity{MachineID: "m_" + randomToken(10), Secret: secret}, true
+			id, made = Identity{MachineID: ids.NewMachineID(), Secret: secret}, true
 		}
 		id.Created = time.Now().UTC()
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
@@ -366,7 +367,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 			continue
 		}
 		p, err := decodeProject(id, e.value)
-		if err != nil || p.ID != id || !ValidProjectID(id) || p.Root == "" {
+		if err != nil || p.ID != id || !ids.ValidProjectID(id) || p.Root == "" {
 			rep.Dropped++
 			continue
 		}
@@ -383,7 +384,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		if cur, ok := records[id]; ok && cur.Changed >= p.Changed {
 			continue
 		}
-		if !ValidProjectID(id) || p.Root == "" {
+		if !ids.ValidProjectID(id) || p.Root == "" {
 			continue
 		}
 		if _, ok := records[id]; ok {
@@ -393,12 +394,12 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		rep.FromViews++
 	}
 	// One record per root: the most recently changed keeps it.
-	ids := make([]string, 0, len(records))
+	order := make([]string, 0, len(records))
 	for id := range records {
-		ids = append(ids, id)
+		order = append(order, id)
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := records[ids[i]], records[ids[j]]
+	sort.Slice(order, func(i, j int) bool {
+		a, b := records[order[i]], records[order[j]]
 		if a.Changed != b.Changed {
 			return a.Changed > b.Changed
 		}
@@ -406,7 +407,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 	})
 	b := new(leveldb.Batch)
 	roots := map[string]bool{}
-	for _, id := range ids {
+	for _, id := range order {
 		p := records[id]
 		rk := pathid.Key(p.Root)
 		if roots[rk] {
@@ -445,7 +446,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		}
 	}
 	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
-	b.Put([]byte(keyStoreID), []byte("s_"+randomToken(10)))
+	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
 	b.Put([]byte(keyRevision), U64(rev+1))
 	db, err := leveldb.OpenFile(dir, &dbOptions)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
 )
@@ -134,7 +135,7 @@ func initDB(dir string) error {
 	}
 	b := new(leveldb.Batch)
 	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
-	b.Put([]byte(keyStoreID), []byte("s_"+randomToken(10)))
+	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
 	werr := db.Write(b, syncWrite)
 	if cerr := db.Close(); werr == nil {
 		werr = cerr
@@ -178,7 +179,7 @@ func (s *Store) legacyIdentity(ctx context.Context) (Identity, bool) {
 		id = Identity{MachineID: string(m), Secret: sec}
 		return err
 	})
-	return id, err == nil && ValidMachineID(id.MachineID) && len(id.Secret) >= 16
+	return id, err == nil && ids.ValidMachineID(id.MachineID) && len(id.Secret) >= 16
 }
 
 // ensurePublished republishes the catalog when the published view may lag

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
 )
@@ -22,25 +23,6 @@ func open(t *testing.T) *Store {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func TestIDsAreOpaque(t *testing.T) {
-	seen := map[string]bool{}
-	for range 1000 {
-		id := NewProjectID()
-		if !ValidProjectID(id) {
-			t.Fatalf("NewProjectID gave %q, which ValidProjectID refuses", id)
-		}
-		if seen[id] {
-			t.Fatalf("duplicate id %q", id)
-		}
-		seen[id] = true
-	}
-	for _, bad := range []string{"", "cg_", "cg_ABCDEFGHIJKLMNOP", "/etc/passwd", "cg_aaaaaaaaaaaaaaa1", "cg_aaaaaaaaaaaaaaaaa"} {
-		if ValidProjectID(bad) {
-			t.Errorf("ValidProjectID(%q) = true", bad)
-		}
-	}
 }
 
 func TestMachineIDStableAcrossOpens(t *testing.T) {
@@ -61,8 +43,8 @@ func TestMachineIDStableAcrossOpens(t *testing.T) {
 func TestRevisionAndChangeLog(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	p := &local.Project{ID: NewProjectID(), Root: "/code/a", RecordRevision: 1}
-	q := &local.Project{ID: NewProjectID(), Root: "/code/b", RecordRevision: 1}
+	p := &local.Project{ID: ids.NewProjectID(), Root: "/code/a", RecordRevision: 1}
+	q := &local.Project{ID: ids.NewProjectID(), Root: "/code/b", RecordRevision: 1}
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(p) }); err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +75,11 @@ func TestRevisionAndChangeLog(t *testing.T) {
 func TestRootBindingIsForever(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	p := &local.Project{ID: NewProjectID(), Root: "/code/a"}
+	p := &local.Project{ID: ids.NewProjectID(), Root: "/code/a"}
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(p) }); err != nil {
 		t.Fatal(err)
 	}
-	other := &local.Project{ID: NewProjectID(), Root: "/code/a"}
+	other := &local.Project{ID: ids.NewProjectID(), Root: "/code/a"}
 	err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(other) })
 	if err == nil || !strings.Contains(err.Error(), "already bound") {
 		t.Fatalf("binding a bound root to a second id must fail, got %v", err)
@@ -109,7 +91,7 @@ func TestFailedUpdateWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	boom := errors.New("boom")
 	err := s.Update(ctx, func(tx *Tx) error {
-		if err := tx.PutProject(&local.Project{ID: NewProjectID(), Root: "/x"}); err != nil {
+		if err := tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: "/x"}); err != nil {
 			return err
 		}
 		return boom
@@ -195,7 +177,7 @@ func TestCorruptStoreNamesRecovery(t *testing.T) {
 	ctx := context.Background()
 	for i := range 50 {
 		_ = s.Update(ctx, func(tx *Tx) error {
-			return tx.PutProject(&local.Project{ID: NewProjectID(), Root: filepath.Join("/code", string(rune('a'+i%26)), "p", time.Now().String())})
+			return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: filepath.Join("/code", string(rune('a'+i%26)), "p", time.Now().String())})
 		})
 	}
 	dbDir := filepath.Join(s.DataDir(), "catalog.db")

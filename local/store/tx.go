@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/comparer"
@@ -182,7 +183,7 @@ func (tx *Tx) CommitRevision() uint64 {
 // for ever; binding it to another id is refused. A new record, or a record
 // whose recordRevision grew, queues its GBrain card in the same batch.
 func (tx *Tx) PutProject(p *local.Project) error {
-	if !ValidProjectID(p.ID) {
+	if !ids.ValidProjectID(p.ID) {
 		return fmt.Errorf("refusing to store a record with malformed id %q", p.ID)
 	}
 	rk := prefixRoot + pathid.Key(p.Root)
