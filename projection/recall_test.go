@@ -13,7 +13,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 )
@@ -37,7 +36,7 @@ func (e *env) frontend(r server.Recall, budget time.Duration) *server.Frontend {
 		Config:       config.Fixed(cfg),
 		Recall:       r,
 		RecallBudget: budget,
-		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, server.Discovery, error) {
 			cat, err := catalog.Load(ctx, e.st)
 			return cat, nil, err
 		},

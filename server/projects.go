@@ -15,7 +15,6 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/zeebo/xxh3"
 )
@@ -112,7 +111,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		}
 	} else {
 		list := f.rank(ctx, c, a.Query, ws)
-		if len(list.ids) == 0 && a.RefreshBudget > 0 && !c.refreshed && c.ref != nil && !refresh.Follows(c.cfg).OK {
+		if len(list.ids) == 0 && a.RefreshBudget > 0 && !c.refreshed && c.ref != nil && !f.follows(c.cfg) {
 			// A miss, and no process follows the disk: look before saying
 			// so (a project made a moment ago is found now).
 			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)

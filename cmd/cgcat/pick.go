@@ -58,8 +58,8 @@ func pickProject(ctx context.Context, g *globalOptions, words, ws string, errOut
 		return nil, err
 	}
 	if f.Catalog().State().LastCompleted.IsZero() {
-		primeMirror(ctx, cfg, f.Catalog(), newLogger(errOut), errOut)
-		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
+		primeMirror(ctx, cfg, f.parts(), newLogger(errOut), errOut)
+		if err := scanToCompletion(ctx, cfg, f.parts().st, errOut); err != nil {
 			return nil, err
 		}
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/search"
-	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 )
 
@@ -37,7 +36,7 @@ import (
 // become tombstones. Sharing decisions for the base's records are kept per
 // view as a bitmap over its slots.
 type Catalog struct {
-	st     *store.Store
+	src    Authority
 	follow *view.Follower
 
 	mu       sync.RWMutex
@@ -64,7 +63,7 @@ type Catalog struct {
 	// forgotten are the ids forgotten in this store, from the base and
 	// the deltas after it.
 	forgotten map[string]bool
-	// rootKeys maps each record's root key (store.Identity.RootKey) to its
+	// rootKeys maps each record's root key (the identity's RootKey) to its
 	// id, built when first needed for a revision.
 	rootKeys    map[string]string
 	rootKeysRev uint64
@@ -72,17 +71,34 @@ type Catalog struct {
 	syncMu sync.Mutex
 }
 
-// Load follows the published catalog of st's data dir. Nothing published
+// Authority is the store behind the published catalog (package store's
+// Store; cmd wires it). The catalog only reads through it when the
+// published files cannot be used, and never hands it on: writers get the
+// store from the composition root, not from the read model.
+type Authority interface {
+	DataDir() string
+	// ReadCatalog reads the whole catalog without the store's lock (R39).
+	ReadCatalog(ctx context.Context) (*view.Snapshot, error)
+	// Damage is why the store cannot be written (nil when sound).
+	Damage() error
+	// MachineID, RootKey and Key are this machine's identity: its id, the
+	// keyed hash a card carries for a root key, a secret for a purpose.
+	MachineID() string
+	RootKey(rootKey string) string
+	Key(purpose string) []byte
+}
+
+// Load follows the published catalog of src's data dir. Nothing published
 // yet is not an error: the catalog is empty until a writer publishes.
-func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
+func Load(ctx context.Context, src Authority) (*Catalog, error) {
+	c := &Catalog{src: src, follow: view.NewFollower(src.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
 	// When the published files cannot be used, the store itself is read
 	// (without its lock: R39).
 	c.follow.SetFallback(func() (*view.Snapshot, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return st.ReadCatalog(ctx)
+		return src.ReadCatalog(ctx)
 	})
 	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
@@ -90,8 +106,12 @@ func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 	return c, nil
 }
 
-// Store is the store behind the catalog (for writers: discovery, GBrain).
-func (c *Catalog) Store() *store.Store { return c.st }
+// DataDir is the data dir whose published catalog this follows.
+func (c *Catalog) DataDir() string { return c.src.DataDir() }
+
+// StoreDamage is why the store behind the catalog cannot be written (nil
+// when sound): answers then come from the last published catalog.
+func (c *Catalog) StoreDamage() error { return c.src.Damage() }
 
 // Sync brings the view up to date with what any process published. It
 // costs one stat when nothing changed and never waits for another process,
@@ -372,7 +392,7 @@ func (c *Catalog) ByRootKey(key string) *local.Project {
 	if key == "" {
 		return nil
 	}
-	id := c.st.Identity()
+	id := c.src
 	c.mu.Lock()
 	if c.rootKeys == nil || c.rootKeysRev != c.rev {
 		c.rootKeys = make(map[string]string, c.n)
@@ -454,10 +474,10 @@ func (c *Catalog) GBrain() local.GBrainContact {
 }
 
 // Secret is the key cursors are signed with.
-func (c *Catalog) Secret() []byte { return c.st.Identity().Key("cursor") }
+func (c *Catalog) Secret() []byte { return c.src.Key("cursor") }
 
 // MachineID is this data dir's machine id.
-func (c *Catalog) MachineID() string { return c.st.MachineID() }
+func (c *Catalog) MachineID() string { return c.src.MachineID() }
 
 // RecordsAt calls fn for a copy of every record (of any availability, any
 // view) and reports true when the view is exactly store storeID at

@@ -91,6 +91,13 @@ func (s *Store) Identity() Identity { return s.id }
 // MachineID is generated once per data dir.
 func (s *Store) MachineID() string { return s.id.MachineID }
 
+// RootKey is the keyed hash of a root key that this machine's cards carry
+// (Identity.RootKey).
+func (s *Store) RootKey(rootKey string) string { return s.id.RootKey(rootKey) }
+
+// Key is this machine's secret for a purpose (Identity.Key).
+func (s *Store) Key(purpose string) []byte { return s.id.Key(purpose) }
+
 // ensureDB makes the database if there is none. It is built under a
 // temporary name and renamed into place, so a process killed while making
 // it (a host that starts and stops a server at once) leaves no half-made
