@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -199,15 +198,14 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 	if dryRun {
 		return rep, nil
 	}
-	now := time.Now()
 	for chunk := range slices.Chunk(queue, 500) {
 		err := p.st.Update(ctx, func(tx *store.Tx) error {
 			for _, q := range chunk {
 				switch {
 				case q.retract:
-					tx.EnqueueCard(q.id, q.rev, true)
+					outbox.Retract(tx, q.id, q.rev)
 				case !pending[q.id]:
-					outbox.Enqueue(tx, q.id, q.rev, now)
+					outbox.Enqueue(tx, q.id, q.rev)
 				}
 			}
 			return nil
@@ -216,7 +214,6 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 			return rep, err
 		}
 	}
-	v, _ := json.Marshal(rep)
-	_ = p.st.Update(ctx, func(tx *store.Tx) error { tx.Put(keyReconcile, v); return nil })
+	_ = p.st.Update(ctx, func(tx *store.Tx) error { return reconcileRow.Put(tx, *rep) })
 	return rep, nil
 }

@@ -221,8 +221,7 @@ func (p *Projector) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		known := map[string]bool{}
 		var serr error
-		if err := r.Scan(prefixState, func(k string, _ []byte) bool {
-			id := strings.TrimPrefix(k, prefixState)
+		if err := states.IDs(r, func(id string) bool {
 			known[id] = true
 			if pending[id] {
 				return true

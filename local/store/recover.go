@@ -433,10 +433,10 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 			rev = max(rev, ReadU64(e.value))
 		case k == keyLegacyID, k == keyLegacyKS, k == keyGBrainSeen,
 			strings.HasPrefix(k, prefixFence), strings.HasPrefix(k, prefixGone),
-			strings.HasPrefix(k, PrefixProjection), strings.HasPrefix(k, PrefixProjectionMeta),
-			strings.HasPrefix(k, PrefixMirror):
+			strings.HasPrefix(k, prefixProjection), strings.HasPrefix(k, prefixProjectionMeta),
+			strings.HasPrefix(k, prefixMirror):
 			b.Put([]byte(k), e.value)
-		case strings.HasPrefix(k, PrefixOutbox):
+		case strings.HasPrefix(k, prefixOutbox):
 			// A pending card survives if its record did, or if it is a
 			// retraction (its record is meant to be gone).
 			var row OutboxRow
