@@ -335,7 +335,7 @@ func newLogger(w io.Writer) *slog.Logger {
 	case "error":
 		level = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: explainAttr}))
 }
 
 func warn(w io.Writer, cfg *config.Config) {

@@ -130,7 +130,7 @@ func newFrontendFor(face server.Face, live *config.Live, workspace string, log *
 		Open: func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, server.Discovery, error) {
 			p, err := openParts(ctx, cfg, live, log)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, explain(err) // a tool answer says what to do
 			}
 			if gb.mirrorReady != nil {
 				p.ref.HoldFirstRound(gb.mirrorReady, gb.mirrorBudget)
@@ -138,7 +138,7 @@ func newFrontendFor(face server.Face, live *config.Live, workspace string, log *
 			w.mu.Lock()
 			w.p = p
 			w.mu.Unlock()
-			return p.cat, p.ref, nil
+			return p.cat, explainedDiscovery{p.ref}, nil
 		},
 	}
 	if cfg != nil {
@@ -148,3 +148,9 @@ func newFrontendFor(face server.Face, live *config.Live, workspace string, log *
 	w.Frontend = server.NewFrontend(opt)
 	return w
 }
+
+// explainedDiscovery is the refresher as the answers see it: its last
+// failure says what to do about it (errors_for_people.go).
+type explainedDiscovery struct{ *refresh.Refresher }
+
+func (d explainedDiscovery) LastError() error { return explain(d.Refresher.LastError()) }

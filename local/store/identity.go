@@ -47,10 +47,12 @@ type Identity struct {
 // IdentityFile is the identity's file in a data dir.
 func IdentityFile(dataDir string) string { return filepath.Join(dataDir, "identity.json") }
 
-// errDamaged says what to do with a damaged identity file.
-func errDamaged(path string) error {
-	return fmt.Errorf("identity file %s is damaged; move it aside and run any cgcat command to make a new one (this machine's GBrain cards will then count as another machine's)", path)
-}
+// IdentityError says the data dir's identity file is damaged.
+type IdentityError struct{ Path string }
+
+func (e *IdentityError) Error() string { return fmt.Sprintf("identity file %s is damaged", e.Path) }
+
+func errDamaged(path string) error { return &IdentityError{Path: path} }
 
 // ReadIdentity reads the identity file without creating it.
 func ReadIdentity(dataDir string) (Identity, error) {

@@ -60,7 +60,7 @@ func Recover(ctx context.Context, dataDir string) (RecoverReport, error) {
 	stor, err := storage.OpenFile(dbDir, false)
 	if err != nil {
 		if isLocked(err) {
-			return rep, fmt.Errorf("another cgcat process has the catalog store open; stop it (or wait) and run `cgcat store recover` again: %w", err)
+			return rep, fmt.Errorf("%w: %w", ErrRecoverBusy, err)
 		}
 		return rep, fmt.Errorf("recover catalog store %s: %w", dbDir, err)
 	}

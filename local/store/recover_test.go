@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,8 +189,9 @@ func TestDamageNeverPanics(t *testing.T) {
 			return r.Projects(func(*local.Project) error { return nil })
 		})
 	}
-	if err != nil && !strings.Contains(err.Error(), "cgcat store recover") {
-		t.Fatalf("damage must name recover: %v", err)
+	var ce *CorruptError
+	if err != nil && !errors.As(err, &ce) {
+		t.Fatalf("damage must be a CorruptError (which people are told to recover): %v", err)
 	}
 }
 

@@ -199,8 +199,10 @@ func TestCorruptStoreNamesRecovery(t *testing.T) {
 		t.Fatalf("Open must report the damage it found, got %v", derr)
 	}
 	err = damaged.Update(ctx, func(*Tx) error { return nil })
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "cgcat store recover") || !strings.Contains(err.Error(), dbDir) {
-		t.Fatalf("want a corruption error naming the store and the recovery command, got %v", err)
+	// The way out (`cgcat store recover`) is cmd/cgcat's to say, from the
+	// type: TestStoreErrorsForPeople.
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), dbDir) {
+		t.Fatalf("want a corruption error naming the store, got %v", err)
 	}
 	if _, err := Recover(context.Background(), s.DataDir()); err != nil {
 		t.Fatalf("recover: %v", err)
