@@ -166,7 +166,7 @@ func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match fun
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -23,8 +23,22 @@ import (
 // part only what it needs. The read model never hands the store on, and
 // the answering layer (package server) gets discovery as interfaces, so it
 // links no LevelDB. `cgcat serve` wires once for its life (and starts the
-// projection service over the same store, serve_gbrain.go); each CLI
-// command wires once per run.
+// projection service over the same store: startProjection, followed by
+// serve_gbrain.go); each CLI command wires once per run, and the commands
+// that need the store alone open it here too (openStore).
+
+// openStore opens a data dir's store for a command that reads or writes it
+// without the catalog (forget, gbrain sync, retire and status, config).
+func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	return store.Open(ctx, cfg.DataDir)
+}
+
+// startProjection starts GBrain's projection service over st (serve's
+// gbrainFollower, for the GBrain settings in force). Its projector asks the
+// policy in force, followed live, per record.
+func startProjection(ctx context.Context, cfg *config.Config, st *store.Store, live *config.Live, log *slog.Logger, opt projection.ServiceOptions) *projection.Service {
+	return projection.StartWith(ctx, cfg, st, catalog.Live(live), log, opt)
+}
 
 // parts is what one process wires for a data dir.
 type parts struct {
