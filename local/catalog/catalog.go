@@ -3,7 +3,10 @@
 // a published base as mapped (records decoded on demand, the index
 // prebuilt) plus what changed since, in memory. It follows what writers publish (package view) — one stat per
 // call when nothing changed, the changed records otherwise — and never opens
-// the store, so no other process can make it wait.
+// the store, so no other process can make it wait. The store comes in as
+// an [Authority], read only when the published files cannot be used, and
+// is never handed on: writers get it from the composition root (cmd/cgcat,
+// wire.go).
 //
 // It also owns the sharing policy and the live re-check of a record before
 // its path is handed out. It never writes a project's files and never opens

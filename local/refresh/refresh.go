@@ -5,7 +5,10 @@
 // empty (SliceNow, R11); a process started right after a finished pass does
 // not walk everything again. It ties the scanner (package scan) to the read
 // model (package catalog): after each slice the catalog catches up with
-// what was committed.
+// what was committed. The store it scans into is handed to [New] by the
+// composition root (cmd/cgcat), never taken from the catalog; the
+// answering layer sees the loop only as server.Discovery, and what every
+// process of the data dir does as [Processes].
 //
 // It owns the timing and nothing else. Only the process holding the scan
 // lease walks; the others see its work through what it publishes, and a
