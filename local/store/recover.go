@@ -359,8 +359,29 @@ func viewRecords(dataDir string) map[string]*local.Project {
 
 // rebuild writes the recovered database into dir.
 func rebuild(dir string, kv map[string]entry, published map[string]*local.Project, rep *RecoverReport) error {
+	records := salvageRecords(kv, published, rep)
+	b := new(leveldb.Batch)
+	roots, rev := bindRoots(b, records, rep)
+	rev = max(rev, keepOwnedRows(b, kv, records, roots))
+	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
+	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
+	b.Put([]byte(keyRevision), U64(rev+1))
+	db, err := leveldb.OpenFile(dir, &dbOptions)
+	if err != nil {
+		return err
+	}
+	werr := db.Write(b, syncWrite)
+	if cerr := db.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// salvageRecords is every readable record: the database's, or the
+// published one where that is newer (and was neither deleted nor forgotten
+// since it was published).
+func salvageRecords(kv map[string]entry, published map[string]*local.Project, rep *RecoverReport) map[string]*local.Project {
 	records := map[string]*local.Project{}
-	var rev uint64
 	for k, e := range kv {
 		id, ok := strings.CutPrefix(k, prefixProj)
 		if !ok || e.value == nil {
@@ -393,7 +414,13 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		records[id] = p
 		rep.FromViews++
 	}
-	// One record per root: the most recently changed keeps it.
+	return records
+}
+
+// bindRoots writes the records and their root bindings into b, one record
+// per root (the most recently changed keeps it); it returns the roots bound
+// and the newest revision among the records.
+func bindRoots(b *leveldb.Batch, records map[string]*local.Project, rep *RecoverReport) (roots map[string]bool, rev uint64) {
 	order := make([]string, 0, len(records))
 	for id := range records {
 		order = append(order, id)
@@ -405,8 +432,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		}
 		return a.ID < b.ID
 	})
-	b := new(leveldb.Batch)
-	roots := map[string]bool{}
+	roots = map[string]bool{}
 	for _, id := range order {
 		p := records[id]
 		rk := pathid.Key(p.Root)
@@ -424,6 +450,14 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		}
 		rep.Records++
 	}
+	return roots, rev
+}
+
+// keepOwnedRows copies into b the other owners' rows that outlive a
+// rebuild (fences, forgotten ids, projection state, the mirror, pending
+// cards of surviving records and retractions); it returns the revision the
+// old database had reached.
+func keepOwnedRows(b *leveldb.Batch, kv map[string]entry, records map[string]*local.Project, roots map[string]bool) (rev uint64) {
 	for k, e := range kv {
 		if e.value == nil {
 			continue
@@ -445,18 +479,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 			}
 		}
 	}
-	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
-	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
-	b.Put([]byte(keyRevision), U64(rev+1))
-	db, err := leveldb.OpenFile(dir, &dbOptions)
-	if err != nil {
-		return err
-	}
-	werr := db.Write(b, syncWrite)
-	if cerr := db.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return rev
 }
 
 func rootOf(records map[string]*local.Project, id string) string {
