@@ -15,22 +15,18 @@
 package outbox
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-	"time"
+	"cmp"
+	"errors"
 
 	"github.com/cgcat/cgcat/local/store"
 )
-
-const prefix = store.PrefixOutbox
 
 // Row is one pending card.
 type Row = store.OutboxRow
 
 // Enqueue records that projectID's card must be (re)written, inside tx
 // (`gbrain sync --full`). Record changes enqueue by themselves.
-func Enqueue(tx *store.Tx, projectID string, recordRevision uint64, _ time.Time) {
+func Enqueue(tx *store.Tx, projectID string, recordRevision uint64) {
 	tx.EnqueueCard(projectID, recordRevision, false)
 }
 
@@ -40,63 +36,52 @@ func Retract(tx *store.Tx, projectID string, recordRevision uint64) {
 	tx.EnqueueCard(projectID, recordRevision, true)
 }
 
-// Pending lists up to n rows in key order (n <= 0: all).
-func Pending(r store.Scanner, n int) ([]Row, error) {
+// Pending lists up to n rows in project id order (n <= 0: all). An
+// unreadable row is listed by its id alone, and the first such error is
+// returned with the rows.
+func Pending(r store.Source, n int) ([]Row, error) {
 	var rows []Row
 	var bad error
-	err := r.Scan(prefix, func(k string, v []byte) bool {
-		var row Row
-		if err := json.Unmarshal(v, &row); err != nil {
-			bad = fmt.Errorf("outbox row %s is unreadable: %w", k, err)
-			row = Row{ProjectID: strings.TrimPrefix(k, prefix)}
+	err := store.Outbox.Each(r, func(id string, row Row, err error) bool {
+		if err != nil {
+			bad = cmp.Or(bad, err)
+			row = Row{ProjectID: id}
 		}
 		rows = append(rows, row)
 		return n <= 0 || len(rows) < n
 	})
-	if err == nil {
-		err = bad
-	}
-	return rows, err
+	return rows, cmp.Or(err, bad)
 }
 
 // Depth counts pending rows.
-func Depth(r store.Scanner) int {
-	n := 0
-	_ = r.Scan(prefix, func(string, []byte) bool { n++; return true })
-	return n
-}
+func Depth(r store.Source) int { return store.Outbox.Len(r) }
 
 // Done removes projectID's row if it is still the one that was projected
 // (same Seq, RecordRevision and Enqueued time); a row replaced by a newer
 // change stays.
 func Done(tx *store.Tx, projected Row) error {
-	v, ok, err := tx.Get(prefix + projected.ProjectID)
-	if err != nil || !ok {
+	cur, ok, err := store.Outbox.Get(tx, projected.ProjectID)
+	switch {
+	case errors.Is(err, store.ErrUnreadable):
+		// dropped too: it can never be projected
+	case err != nil || !ok:
 		return err
-	}
-	var cur Row
-	if json.Unmarshal(v, &cur) == nil && !same(cur, projected) {
+	case !same(cur, projected):
 		return nil
 	}
-	tx.Delete(prefix + projected.ProjectID)
+	store.Outbox.Delete(tx, projected.ProjectID)
 	return nil
 }
 
 // Retry records a failed attempt on the row (if it is still the same one).
 func Retry(tx *store.Tx, projected Row, cause error) error {
-	v, ok, err := tx.Get(prefix + projected.ProjectID)
-	if err != nil || !ok {
-		return err
-	}
-	var cur Row
-	if err := json.Unmarshal(v, &cur); err != nil || !same(cur, projected) {
+	cur, ok, err := store.Outbox.Get(tx, projected.ProjectID)
+	if err != nil || !ok || !same(cur, projected) {
 		return nil
 	}
 	cur.Attempts++
 	cur.LastErr = cause.Error()
-	nv, _ := json.Marshal(cur)
-	tx.Put(prefix+projected.ProjectID, nv)
-	return nil
+	return store.Outbox.Put(tx, projected.ProjectID, cur)
 }
 
 // same reports whether r is still the row o that was read earlier. Seq alone

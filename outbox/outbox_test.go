@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -43,13 +43,13 @@ func pending(t *testing.T, st *store.Store) map[string]Row {
 
 // putRevision writes project id at rev and enqueues its card, as a scan
 // does, in one batch.
-func putRevision(t *testing.T, st *store.Store, id string, rev uint64, now time.Time) {
+func putRevision(t *testing.T, st *store.Store, id string, rev uint64) {
 	t.Helper()
 	update(t, st, func(tx *store.Tx) error {
 		if err := tx.PutProject(&local.Project{ID: id, Root: "/code/" + id, RecordRevision: rev}); err != nil {
 			return err
 		}
-		Enqueue(tx, id, rev, now)
+		Enqueue(tx, id, rev)
 		return nil
 	})
 }
@@ -61,13 +61,12 @@ func TestEnqueueCoalescesAndSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewProjectID()
-	other := store.NewProjectID()
-	now := time.Now()
+	id := ids.NewProjectID()
+	other := ids.NewProjectID()
 	for rev := uint64(1); rev <= 3; rev++ {
-		putRevision(t, st, id, rev, now)
+		putRevision(t, st, id, rev)
 	}
-	update(t, st, func(tx *store.Tx) error { Enqueue(tx, other, 1, now); return nil })
+	update(t, st, func(tx *store.Tx) error { Enqueue(tx, other, 1); return nil })
 
 	st2, err := store.Open(ctx, dir) // a restart
 	if err != nil {
@@ -88,7 +87,7 @@ func TestEnqueueCoalescesAndSurvivesReopen(t *testing.T) {
 
 	// A row replaced after it was read is neither removed by Done nor
 	// charged by Retry.
-	putRevision(t, st2, id, 4, now)
+	putRevision(t, st2, id, 4)
 	update(t, st2, func(tx *store.Tx) error { return Done(tx, mine) })
 	update(t, st2, func(tx *store.Tx) error { return Retry(tx, mine, errors.New("stale")) })
 	rows = pending(t, st2)
@@ -133,13 +132,13 @@ func TestRequeueWithTheSameSeqIsANewRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewProjectID()
-	putRevision(t, st, id, 1, time.Now())
-	update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1, time.Now()); return nil })
+	id := ids.NewProjectID()
+	putRevision(t, st, id, 1)
+	update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1); return nil })
 	read := pending(t, st)[id]
 	again := read
 	for again.Enqueued.Equal(read.Enqueued) { // the clock moved on
-		update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1, time.Now()); return nil })
+		update(t, st, func(tx *store.Tx) error { Enqueue(tx, id, 1); return nil })
 		again = pending(t, st)[id]
 	}
 	if again.Seq != read.Seq || again.RecordRevision != read.RecordRevision {

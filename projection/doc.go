@@ -15,9 +15,11 @@
 //     already written and adopted with one read each. It talks to GBrain
 //     through the small interface gbrain.Brain ([Conn], [Dialer]), so its
 //     tests run against an in-process fake;
-//   - the per-project projection state kept in the store under
-//     "proj/<projectId>" (slug, hashes, revision, conflict) and the sync and
-//     reconcile summaries under "projmeta/" ([ReadStatus]);
+//   - the per-project projection state kept in the store through its
+//     typed doors (store.ProjectionStates: slug, hashes, revision,
+//     conflict; store.ProjectionMeta: the sync and reconcile summaries, the
+//     mirror's mark and machines, the recovery state) ([ReadStatus]); the
+//     store builds the keys, this package names the row types;
 //   - conflicts: a card edited by someone else is never overwritten; it is
 //     recorded and shown by `cgcat gbrain status` and `cgcat doctor`;
 //   - the mirror ([Projector.RefreshMirror], mirror.go): the lease holder

@@ -243,7 +243,7 @@ func (e *env) enqueue(ids ...string) {
 			if err != nil {
 				return err
 			}
-			outbox.Enqueue(tx, id, p.RecordRevision, time.Now())
+			outbox.Enqueue(tx, id, p.RecordRevision)
 		}
 		return nil
 	})

@@ -2,9 +2,9 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -150,10 +150,7 @@ func (p *Projector) Heartbeat(ctx context.Context) error {
 	me := p.set.MachineID
 	var known MachineInfo
 	if err := p.st.View(ctx, func(r *store.Reader) error {
-		var ms map[string]MachineInfo
-		if v, ok, _ := r.Get(keyMachines); ok {
-			_ = json.Unmarshal(v, &ms)
-		}
+		ms, _, _ := machinesRow.Get(r)
 		known = ms[me]
 		return nil
 	}); err != nil {
@@ -224,16 +221,14 @@ func (p *Projector) putMachine(ctx context.Context, slug string, mp gbrain.Machi
 // noteMachine records what is known of a machine's page in the store.
 func (p *Projector) noteMachine(ctx context.Context, id string, mi MachineInfo) error {
 	return p.st.Update(ctx, func(tx *store.Tx) error {
-		ms := map[string]MachineInfo{}
-		if v, ok, _ := tx.Get(keyMachines); ok {
-			_ = json.Unmarshal(v, &ms)
+		ms, _, _ := machinesRow.Get(tx)
+		if ms == nil {
+			ms = map[string]MachineInfo{}
 		}
 		old := ms[id]
 		mi.StaleSince = old.StaleSince
 		ms[id] = mi
-		v, _ := json.Marshal(ms)
-		tx.Put(keyMachines, v)
-		return nil
+		return machinesRow.Put(tx, ms)
 	})
 }
 
@@ -241,8 +236,8 @@ func (p *Projector) noteMachine(ctx context.Context, id string, mi MachineInfo) 
 func Machines(ctx context.Context, st *store.Store) (map[string]MachineInfo, error) {
 	ms := map[string]MachineInfo{}
 	err := st.View(ctx, func(r *store.Reader) error {
-		if v, ok, _ := r.Get(keyMachines); ok {
-			_ = json.Unmarshal(v, &ms)
+		if got, ok, _ := machinesRow.Get(r); ok {
+			maps.Copy(ms, got)
 		}
 		return nil
 	})

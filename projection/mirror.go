@@ -2,15 +2,16 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
 )
@@ -82,12 +83,16 @@ type MirrorReport struct {
 	Duration string `json:"duration"`
 }
 
+// The mirror's own rows (the cards themselves are the store's: PutCard).
+var (
+	mirrorRow      = store.ProjectionMeta[MirrorReport](store.MetaMirror)   // the last refresh
+	markRow        = store.ProjectionMeta[mirrorMark](store.MetaMirrorMark) // where it left off
+	machinesRow    = store.ProjectionMeta[map[string]MachineInfo](store.MetaMachines)
+	undecodableRow = store.ProjectionMeta[map[string]string](store.MetaUndecodable) // slug → updated_at of our pages that are no card
+)
+
 const (
-	keyMirror        = "projmeta/mirror"      // MirrorReport of the last refresh
-	keyMirrorMark    = "projmeta/mirrorMark"  // mirrorMark
-	keyMachines      = "projmeta/machines"    // machine id → MachineInfo
-	keyUndecodable   = "projmeta/undecodable" // slug → updated_at of pages under our prefix that are no card
-	maxUndecodables  = 10000                  // remembered at most (beyond: read again)
+	maxUndecodables  = 10000 // remembered at most (beyond: read again)
 	defaultFullEvery = time.Hour
 )
 
@@ -190,8 +195,8 @@ func (m *mirrorRound) run(ctx context.Context) error {
 func (m *mirrorRound) list(ctx context.Context) error {
 	p := m.p
 	if err := p.st.View(ctx, func(r *store.Reader) error {
-		if v, ok, _ := r.Get(keyMirrorMark); ok {
-			_ = json.Unmarshal(v, &m.mark)
+		if mark, ok, _ := markRow.Get(r); ok {
+			m.mark = mark
 		}
 		return nil
 	}); err != nil {
@@ -253,11 +258,11 @@ func (m *mirrorRound) load(ctx context.Context) error {
 				}
 			}
 		}
-		if v, ok, _ := r.Get(keyUndecodable); ok {
-			_ = json.Unmarshal(v, &m.undecodable)
+		if u, ok, _ := undecodableRow.Get(r); ok {
+			maps.Copy(m.undecodable, u)
 		}
-		if v, ok, _ := r.Get(keyMachines); ok {
-			_ = json.Unmarshal(v, &m.machines)
+		if ms, ok, _ := machinesRow.Get(r); ok {
+			maps.Copy(m.machines, ms)
 		}
 		// This machine's cards being taken back (forgotten, hidden) stay
 		// out of the mirror meanwhile: nothing may resolve or reclaim them.
@@ -271,7 +276,7 @@ func (m *mirrorRound) load(ctx context.Context) error {
 		}
 		for slug, ref := range m.refs {
 			id, ok := strings.CutPrefix(slug, prefix)
-			if !ok || !store.ValidProjectID(id) {
+			if !ok || !ids.ValidProjectID(id) {
 				continue
 			}
 			st, err := readState(r, id)
@@ -470,10 +475,6 @@ func (m *mirrorRound) commit(ctx context.Context) error {
 		delete(m.puts, slug)
 	}
 	m.rep.Written, m.rep.Deleted = len(m.puts), len(m.dels)
-	v, _ := json.Marshal(m.rep)
-	uv, _ := json.Marshal(undec)
-	mv, _ := json.Marshal(mark)
-	machv, _ := json.Marshal(m.machines)
 	return m.p.commit(ctx, func(tx *store.Tx) error {
 		for _, c := range m.puts {
 			if err := tx.PutCard(c); err != nil {
@@ -483,11 +484,8 @@ func (m *mirrorRound) commit(ctx context.Context) error {
 		for slug := range m.dels {
 			tx.DeleteCard(slug)
 		}
-		tx.Put(keyMirror, v)
-		tx.Put(keyUndecodable, uv)
-		tx.Put(keyMachines, machv)
-		tx.Put(keyMirrorMark, mv)
-		return nil
+		return errors.Join(mirrorRow.Put(tx, m.rep), undecodableRow.Put(tx, undec),
+			machinesRow.Put(tx, m.machines), markRow.Put(tx, mark))
 	})
 }
 
@@ -495,14 +493,14 @@ func (m *mirrorRound) commit(ctx context.Context) error {
 func LastMirror(ctx context.Context, st *store.Store) (*MirrorReport, error) {
 	var rep *MirrorReport
 	err := st.View(ctx, func(r *store.Reader) error {
-		v, ok, err := r.Get(keyMirror)
-		if err != nil || !ok {
+		m, ok, err := mirrorRow.Get(r)
+		switch {
+		case errors.Is(err, store.ErrUnreadable):
+			return nil
+		case err != nil || !ok:
 			return err
 		}
-		var m MirrorReport
-		if json.Unmarshal(v, &m) == nil {
-			rep = &m
-		}
+		rep = &m
 		return nil
 	})
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 )
@@ -202,7 +201,7 @@ func BenchmarkQueryMirrorOnOff(b *testing.B) {
 func (e *env) frontendWith(cfg *config.Config) *server.Frontend {
 	f := server.NewFrontend(server.Options{
 		Config: config.Fixed(cfg),
-		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, server.Discovery, error) {
 			cat, err := catalog.Load(ctx, e.st)
 			return cat, nil, err
 		},

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/ids"
 )
 
 // localCard is the mirror's copy of a card: never its path.
@@ -92,7 +92,7 @@ func canonical(page *gbrain.Page, c gbrain.Card) bool {
 // have the right type. It needs a project id (the slug's) and a machine id
 // (machine_id, or the locator) to name anything; never a path.
 func lenientCard(slug, id string, page *gbrain.Page) *local.Card {
-	if !store.ValidProjectID(id) && !gbrain.ValidCardID(id) {
+	if !ids.ValidProjectID(id) && !gbrain.ValidCardID(id) {
 		return nil
 	}
 	fm := page.Frontmatter
@@ -149,7 +149,7 @@ func lenientCard(slug, id string, page *gbrain.Page) *local.Card {
 	if a := s("availability"); slices.Contains(gbrain.Availabilities, a) {
 		c.Availability = a
 	}
-	if to := s("moved_to"); store.ValidProjectID(to) && to != id {
+	if to := s("moved_to"); ids.ValidProjectID(to) && to != id {
 		c.MovedTo = to
 	}
 	if f, ok := fm["record_revision"].(float64); ok && f >= 0 && f == float64(uint64(f)) {

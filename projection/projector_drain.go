@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -40,8 +39,7 @@ func (p *Projector) Drain(ctx context.Context) (rep Report, err error) {
 		var last []func(tx *store.Tx) error
 		if rep.Rows > 0 {
 			sr := SyncRecord{At: time.Now().UTC(), PID: os.Getpid(), Report: rep, Duration: rep.Duration}
-			v, _ := json.Marshal(sr)
-			last = append(last, func(tx *store.Tx) error { tx.Put(keyLastSync, v); return nil })
+			last = append(last, func(tx *store.Tx) error { return lastSyncRow.Put(tx, sr) })
 		}
 		if ferr := p.flush(ctx, last...); ferr != nil && err == nil {
 			err = ferr

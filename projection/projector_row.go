@@ -16,158 +16,203 @@ import (
 // projectOne handles one row. A returned error stops the drain and leaves
 // the row pending; every per-card outcome is an Outcome.
 func (p *Projector) projectOne(ctx context.Context, it item, dry bool) (Outcome, PlanItem, error) {
-	pi := PlanItem{ProjectID: it.row.ProjectID}
-	row, rec, st := it.row, it.rec, it.st
-	done := func(fn func(tx *store.Tx)) error {
-		if dry {
-			return nil
-		}
-		p.stage(func(tx *store.Tx) error {
-			if fn != nil {
-				fn(tx)
-			}
-			return outbox.Done(tx, row)
-		})
-		return nil
-	}
+	rec := it.rec
 	if rec == nil {
 		// Forgotten (or pruned): its card goes, if it is ours and unedited.
 		return p.retract(ctx, it, true, dry)
 	}
-	pi.Name = rec.Meta.Name
 	if !p.pol.Policy().AllowsRecord(rec) {
 		// Policy decides: nothing about this project leaves the machine,
 		// and a card written before it was hidden is taken back.
 		return p.retract(ctx, it, false, dry)
 	}
-	card, slug, content, err := encode(rec, p.set)
-	pi.Slug = slug
+	w := &cardWrite{p: p, dry: dry, row: it.row, rec: rec, st: it.st, pi: PlanItem{ProjectID: it.row.ProjectID, Name: rec.Meta.Name}}
+	var err error
+	w.card, w.slug, w.content, err = encode(rec, p.set)
+	w.pi.Slug = w.slug
 	if err != nil {
-		pi.Detail = err.Error()
-		return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
+		w.pi.Detail = err.Error()
+		return w.failed(err), w.pi, nil
 	}
-	cardHash := gbrain.ContentHash(content)
-	// Once a put_page was sent, a failure leaves its outcome unknown: GBrain
-	// may have applied it (or apply it later). The state says so, so that a
-	// retraction reads GBrain instead of trusting that no card was written.
-	sent := false
-	fail := func(err error) (Outcome, PlanItem, error) {
-		if sent && !dry {
-			p.stage(func(tx *store.Tx) error {
-				s := State{Slug: slug}
-				if st != nil {
-					s = *st
-				}
-				s.Unconfirmed = true
-				putState(tx, rec.ID, &s)
-				return nil
-			})
-		}
-		return "", pi, err
-	}
+	w.cardHash = gbrain.ContentHash(w.content)
+	return w.run(ctx)
+}
+
+// cardWrite is one record's card on its way to GBrain (projectOne).
+type cardWrite struct {
+	p   *Projector
+	dry bool
+	row outbox.Row
+	rec *local.Project
+	st  *State // the state before (nil: none)
+	pi  PlanItem
+
+	card     gbrain.Card
+	slug     string
+	content  string
+	cardHash uint64
+	// sent: a put_page was sent, so a failure leaves its outcome unknown:
+	// GBrain may have applied it (or apply it later). The state says so,
+	// so that a retraction reads GBrain instead of trusting that no card
+	// was written.
+	sent bool
+}
+
+// run reads the page, decides, writes and reads back; an ambiguous write
+// is read back and decided again, up to MaxAmbiguous times.
+func (w *cardWrite) run(ctx context.Context) (Outcome, PlanItem, error) {
+	p := w.p
 	maxAmb := p.MaxAmbiguous
 	if maxAmb <= 0 {
 		maxAmb = 3
 	}
 	for attempt := 0; ; attempt++ {
-		page, err := p.read(ctx, slug)
+		page, err := p.read(ctx, w.slug)
 		if err != nil {
-			return fail(err)
+			return w.stop(err)
 		}
-		switch {
-		case page == nil:
-			pi.Detail = "new card"
-		case st != nil && st.PageHash != 0 && gbrain.ContentHash(page.Content) == st.PageHash:
-			if st.CardHash == cardHash && st.Slug == slug {
-				pi.Detail = "the card in GBrain is already this one"
-				return Unchanged, pi, done(func(tx *store.Tx) {
-					if st.Failed != "" || st.Unshared || st.Retracted || st.Unconfirmed || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
-						s := *st
-						s.Failed, s.Unshared, s.Retracted, s.Unconfirmed, s.Conflict, s.RecordRevision = "", false, false, false, nil, rec.RecordRevision
-						putState(tx, rec.ID, &s)
-					}
-					p.mirrorWritten(tx, slug, card, page)
-				})
-			}
-			pi.Detail = "update"
-		case st.ours(gbrain.ContentHash(page.Content)) && st.Slug == slug:
-			// An earlier write of cgcat's that GBrain applied late: ours.
-			pi.Detail = "update (the page holds an earlier write of cgcat's that landed late)"
-		case holds(page, card, content):
-			// Our own write whose hash was never recorded (a lost answer,
-			// a crash before the batch): take it as written.
-			pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
-			return Adopted, pi, done(func(tx *store.Tx) {
-				putState(tx, rec.ID, written(slug, cardHash, page, rec, st))
-				p.mirrorWritten(tx, slug, card, page)
-			})
-		case (st == nil || st.PageHash == 0) && p.ownUnedited(page, rec.ID, card.RootKey):
-			// This machine's card from a catalog that was lost (the scan
-			// took its id back by root key), exactly as cgcat wrote it
-			// then: ours to update, not a conflict.
-			pi.Detail = "this machine's card from before the catalog was rebuilt: updated"
-		default:
-			why := conflictWhy(page, rec.ID, p.set.MachineID, st)
-			pi.Detail = why
-			return Conflict, pi, done(func(tx *store.Tx) {
-				s := State{Slug: slug}
-				if st != nil {
-					s = *st
-				}
-				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(page.Content)}
-				putState(tx, rec.ID, &s)
-				p.mirrorPage(tx, slug, page, &s)
-			})
+		if o, final := w.judge(page); final {
+			return o, w.pi, nil
 		}
-		if dry {
-			return Written, pi, nil
+		if w.dry {
+			return Written, w.pi, nil
 		}
 		if !p.Holding() {
-			return "", pi, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
+			return "", w.pi, fmt.Errorf("%w: %w", ErrNoLease, store.ErrFenced)
 		}
-		_, err = p.put(ctx, slug, content)
-		sent = true
+		_, err = p.put(ctx, w.slug, w.content)
+		w.sent = true
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return fail(ctx.Err())
+			return w.stop(ctx.Err())
 		case gbrain.IsAmbiguous(err) && attempt+1 < maxAmb:
 			// The write may have landed: read back and compare first.
-			p.log.Info("put_page answer lost; reading the card back before deciding", "slug", slug, "err", err)
+			p.log.Info("put_page answer lost; reading the card back before deciding", "slug", w.slug, "err", err)
 			continue
 		case gbrain.IsDefinite(err) && cardError(err):
-			pi.Detail = err.Error()
-			return Failed, pi, done(func(tx *store.Tx) { p.putFailed(tx, rec, st, slug, err) })
+			w.pi.Detail = err.Error()
+			return w.failed(err), w.pi, nil
 		default:
-			return fail(err)
+			return w.stop(err)
 		}
-		back, err := p.read(ctx, slug)
-		if err != nil {
-			// Written but not confirmed: the row stays; the next read finds
-			// our card and adopts it.
-			return fail(fmt.Errorf("read back %s after writing it: %w", slug, err))
-		}
-		if back == nil {
-			return fail(fmt.Errorf("read back %s after writing it: the page is not there", slug))
-		}
-		if !holds(back, card, content) {
-			why := "the page changed right after cgcat wrote it (another writer?)"
-			pi.Detail = why
-			return Conflict, pi, done(func(tx *store.Tx) {
-				s := State{Slug: slug}
-				if st != nil {
-					s = *st
+		return w.readBack(ctx)
+	}
+}
+
+// judge decides from the page GBrain holds before writing: final when
+// nothing is to be written (the card is there already, or someone else's
+// edit is).
+func (w *cardWrite) judge(page *gbrain.Page) (o Outcome, final bool) {
+	st, rec, slug := w.st, w.rec, w.slug
+	switch {
+	case page == nil:
+		w.pi.Detail = "new card"
+	case st != nil && st.PageHash != 0 && gbrain.ContentHash(page.Content) == st.PageHash:
+		if st.CardHash == w.cardHash && st.Slug == slug {
+			w.pi.Detail = "the card in GBrain is already this one"
+			return w.done(Unchanged, func(tx *store.Tx) {
+				if st.Failed != "" || st.Unshared || st.Retracted || st.Unconfirmed || st.Conflict != nil || st.RecordRevision != rec.RecordRevision {
+					s := *st
+					s.Failed, s.Unshared, s.Retracted, s.Unconfirmed, s.Conflict, s.RecordRevision = "", false, false, false, nil, rec.RecordRevision
+					putState(tx, rec.ID, &s)
 				}
-				s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(back.Content)}
-				putState(tx, rec.ID, &s)
-				p.mirrorPage(tx, slug, back, &s)
-			})
+				w.p.mirrorWritten(tx, slug, w.card, page)
+			}), true
 		}
-		return Written, pi, done(func(tx *store.Tx) {
-			putState(tx, rec.ID, written(slug, cardHash, back, rec, st))
-			p.mirrorWritten(tx, slug, card, back)
+		w.pi.Detail = "update"
+	case st.ours(gbrain.ContentHash(page.Content)) && st.Slug == slug:
+		// An earlier write of cgcat's that GBrain applied late: ours.
+		w.pi.Detail = "update (the page holds an earlier write of cgcat's that landed late)"
+	case holds(page, w.card, w.content):
+		// Our own write whose hash was never recorded (a lost answer,
+		// a crash before the batch): take it as written.
+		w.pi.Detail = "the card in GBrain is already this one (a write whose answer was lost)"
+		return w.written(Adopted, page), true
+	case (st == nil || st.PageHash == 0) && w.p.ownUnedited(page, rec.ID, w.card.RootKey):
+		// This machine's card from a catalog that was lost (the scan
+		// took its id back by root key), exactly as cgcat wrote it
+		// then: ours to update, not a conflict.
+		w.pi.Detail = "this machine's card from before the catalog was rebuilt: updated"
+	default:
+		return w.conflict(conflictWhy(page, rec.ID, w.p.set.MachineID, st), page), true
+	}
+	return "", false
+}
+
+// readBack reads the card just written: written when it holds what was
+// sent, a conflict when another writer changed it right after.
+func (w *cardWrite) readBack(ctx context.Context) (Outcome, PlanItem, error) {
+	back, err := w.p.read(ctx, w.slug)
+	if err != nil {
+		// Written but not confirmed: the row stays; the next read finds
+		// our card and adopts it.
+		return w.stop(fmt.Errorf("read back %s after writing it: %w", w.slug, err))
+	}
+	if back == nil {
+		return w.stop(fmt.Errorf("read back %s after writing it: the page is not there", w.slug))
+	}
+	if !holds(back, w.card, w.content) {
+		return w.conflict("the page changed right after cgcat wrote it (another writer?)", back), w.pi, nil
+	}
+	return w.written(Written, back), w.pi, nil
+}
+
+// done stages fn (if any) with the row's removal, unless this is a dry run.
+func (w *cardWrite) done(o Outcome, fn func(tx *store.Tx)) Outcome {
+	if !w.dry {
+		w.p.stage(func(tx *store.Tx) error {
+			if fn != nil {
+				fn(tx)
+			}
+			return outbox.Done(tx, w.row)
 		})
 	}
+	return o
+}
+
+// written records page as cgcat's card (written now, or adopted).
+func (w *cardWrite) written(o Outcome, page *gbrain.Page) Outcome {
+	return w.done(o, func(tx *store.Tx) {
+		putState(tx, w.rec.ID, written(w.slug, w.cardHash, page, w.rec, w.st))
+		w.p.mirrorWritten(tx, w.slug, w.card, page)
+	})
+}
+
+// failed records that the card cannot be written as it is.
+func (w *cardWrite) failed(err error) Outcome {
+	return w.done(Failed, func(tx *store.Tx) { w.p.putFailed(tx, w.rec, w.st, w.slug, err) })
+}
+
+// conflict records that page holds content cgcat did not write.
+func (w *cardWrite) conflict(why string, page *gbrain.Page) Outcome {
+	w.pi.Detail = why
+	return w.done(Conflict, func(tx *store.Tx) {
+		s := State{Slug: w.slug}
+		if w.st != nil {
+			s = *w.st
+		}
+		s.Conflict = &ConflictNote{Why: why, At: time.Now().UTC(), PageHash: gbrain.ContentHash(page.Content)}
+		putState(tx, w.rec.ID, &s)
+		w.p.mirrorPage(tx, w.slug, page, &s)
+	})
+}
+
+// stop ends the drain with err, the row left pending; a write already sent
+// marks the state unconfirmed.
+func (w *cardWrite) stop(err error) (Outcome, PlanItem, error) {
+	if w.sent && !w.dry {
+		w.p.stage(func(tx *store.Tx) error {
+			s := State{Slug: w.slug}
+			if w.st != nil {
+				s = *w.st
+			}
+			s.Unconfirmed = true
+			putState(tx, w.rec.ID, &s)
+			return nil
+		})
+	}
+	return "", w.pi, err
 }
 
 // written is the state after cgcat wrote page; prev (the state before,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -57,21 +58,9 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []
 	r.mu.Lock()
 	r.lastUse = time.Now()
 	r.mu.Unlock()
-	c := r.Conn.Current()
-	if c == nil {
-		select {
-		case <-r.Conn.Warm():
-			if c = r.Conn.Current(); c == nil {
-				err := r.Conn.LastError()
-				if err == nil {
-					err = ErrNotConnected
-				}
-				r.note(err)
-				return nil, err
-			}
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (%w)", local.ErrRecallNotReady, ctx.Err())
-		}
+	c, err := r.brain(ctx)
+	if err != nil {
+		return nil, err
 	}
 	defer func() { r.note(err) }()
 	if strings.TrimSpace(query) == "" {
@@ -84,34 +73,14 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []
 	if limit <= 0 || limit > verify {
 		limit = verify
 	}
-	n := min(max(limit*4, 10), 50) // chunk rows; several may name one page
-	var chunks []gbrain.Chunk
-	if r.Settings.SemanticSearch {
-		chunks, err = c.Query(ctx, gbrain.QueryOptions{Query: query, Limit: n})
-	} else {
-		chunks, err = c.Search(ctx, query, n)
-	}
-	if err != nil {
+	found, err := r.candidates(ctx, c, query, min(max(limit*4, 10), 50)) // chunk rows; several may name one page
+	if err != nil || len(found) == 0 {
 		return nil, err
-	}
-	prefix := r.Settings.SlugPrefix + "/"
-	var ids []string
-	seen := map[string]bool{}
-	for _, h := range chunks {
-		id, ok := strings.CutPrefix(h.Slug, prefix)
-		if !ok || seen[id] || !store.ValidProjectID(id) {
-			continue
-		}
-		seen[id] = true
-		ids = append(ids, id)
-	}
-	if len(ids) == 0 {
-		return nil, nil
 	}
 	// Only ids bound on this machine are worth a read.
 	var bound []string
 	err = r.Store.View(ctx, func(rd *store.Reader) error {
-		for _, id := range ids {
+		for _, id := range found {
 			if len(bound) == limit {
 				break
 			}
@@ -128,6 +97,62 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []
 	if err != nil {
 		return nil, fmt.Errorf("recall: read the catalog: %w", err)
 	}
+	return r.verified(ctx, c, bound)
+}
+
+// brain is the connection to ask, waiting (within ctx) for one being made.
+// A failure to connect is noted.
+func (r *Recaller) brain(ctx context.Context) (gbrain.Brain, error) {
+	if c := r.Conn.Current(); c != nil {
+		return c, nil
+	}
+	select {
+	case <-r.Conn.Warm():
+		if c := r.Conn.Current(); c != nil {
+			return c, nil
+		}
+		err := r.Conn.LastError()
+		if err == nil {
+			err = ErrNotConnected
+		}
+		r.note(err)
+		return nil, err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w (%w)", local.ErrRecallNotReady, ctx.Err())
+	}
+}
+
+// candidates asks GBrain for up to n chunks and keeps the project ids of
+// the cards under our slug prefix, once each, in GBrain's order.
+func (r *Recaller) candidates(ctx context.Context, c gbrain.Brain, query string, n int) ([]string, error) {
+	var chunks []gbrain.Chunk
+	var err error
+	if r.Settings.SemanticSearch {
+		chunks, err = c.Query(ctx, gbrain.QueryOptions{Query: query, Limit: n})
+	} else {
+		chunks, err = c.Search(ctx, query, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	prefix := r.Settings.SlugPrefix + "/"
+	var found []string
+	seen := map[string]bool{}
+	for _, h := range chunks {
+		id, ok := strings.CutPrefix(h.Slug, prefix)
+		if !ok || seen[id] || !ids.ValidProjectID(id) {
+			continue
+		}
+		seen[id] = true
+		found = append(found, id)
+	}
+	return found, nil
+}
+
+// verified reads the cards of bound at once and keeps those that are this
+// machine's own, as cgcat wrote them; a card GBrain cannot give is dropped,
+// a failure to read one is returned with the hits kept.
+func (r *Recaller) verified(ctx context.Context, c gbrain.Brain, bound []string) ([]local.RecallHit, error) {
 	type res struct {
 		ok  bool
 		err error
@@ -138,8 +163,7 @@ func (r *Recaller) Recall(ctx context.Context, query string, limit int) (hits []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slug := prefix + id
-			pg, err := c.GetPage(ctx, slug, true)
+			pg, err := c.GetPage(ctx, r.Settings.SlugPrefix+"/"+id, true)
 			if err != nil {
 				if errors.Is(err, gbrain.ErrPageNotFound) || gbrain.IsDefinite(err) {
 					return // not a card we can trust: dropped

@@ -13,7 +13,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
 )
@@ -37,7 +36,7 @@ func (e *env) frontend(r server.Recall, budget time.Duration) *server.Frontend {
 		Config:       config.Fixed(cfg),
 		Recall:       r,
 		RecallBudget: budget,
-		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, server.Discovery, error) {
 			cat, err := catalog.Load(ctx, e.st)
 			return cat, nil, err
 		},
@@ -86,7 +85,7 @@ func (e *env) recaller() *Recaller {
 	return &Recaller{Conn: e.conn, Store: e.st, Settings: e.set}
 }
 
-func ids(s []shown) []string {
+func shownIDs(s []shown) []string {
 	var out []string
 	for _, x := range s {
 		out = append(out, x.id+"="+x.path)
@@ -147,7 +146,7 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 	// GBrain up, with a budget no loaded machine runs out of (300 ms did,
 	// beside two busy loops): answered and not degraded.
 	up := e.frontend(e.recaller(), time.Minute)
-	if got, state := e.search(up, "widget"); state != server.GBrainOK || !slices.Equal(ids(got), ids(base)) {
+	if got, state := e.search(up, "widget"); state != server.GBrainOK || !slices.Equal(shownIDs(got), shownIDs(base)) {
 		t.Fatalf("GBrain up: %s %+v", state, got)
 	}
 	f := e.frontend(e.recaller(), 300*time.Millisecond)
@@ -168,8 +167,8 @@ func TestGBrainDownDuringSearchIsDegradedWithTheSameLocalResults(t *testing.T) {
 		if tc.name == "slow" {
 			e.fake.SetControl(t, gbraintest.Control{}) // released
 		}
-		if state != server.GBrainDegraded || !slices.Equal(ids(got), ids(base)) {
-			t.Fatalf("%s: want degraded with the local results %v, got %s %v", tc.name, ids(base), state, ids(got))
+		if state != server.GBrainDegraded || !slices.Equal(shownIDs(got), shownIDs(base)) {
+			t.Fatalf("%s: want degraded with the local results %v, got %s %v", tc.name, shownIDs(base), state, shownIDs(got))
 		}
 	}
 	if e.conn.Current() != nil {

@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
 )
@@ -72,104 +72,148 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 	if err != nil {
 		return nil, err
 	}
-	rep := &ReconcileReport{At: time.Now().UTC(), Rescans: rescans, Shifted: shifted, DryRun: dryRun,
-		Changed: []ConflictInfo{}, Foreign: []ConflictInfo{}, Orphans: []Orphan{}, Unshared: []Orphan{}}
-	prefix := p.set.SlugPrefix + "/"
-	ours := map[string]gbrain.PageRef{} // project id → ref
-	for slug, ref := range cards {
-		if !strings.HasPrefix(slug, prefix) {
-			rep.OtherTagged++
-			continue
-		}
-		rep.Cards++
-		ours[strings.TrimPrefix(slug, prefix)] = ref
-	}
-
-	type want struct {
-		id      string
-		rev     uint64
-		why     string
-		retract bool
-	}
-	var queue []want
-	pending := map[string]bool{}
-	bound := map[string]bool{}
-	machineOf := map[string]string{} // slug → the mirror's machine id
-	err = p.st.View(ctx, func(r *store.Reader) error {
-		rows, _ := outbox.Pending(r, 0)
-		for _, row := range rows {
-			pending[row.ProjectID] = true
-		}
-		if err := r.Cards(func(c *local.Card) error { machineOf[c.Slug] = c.MachineID; return nil }); err != nil {
-			return err
-		}
-		return r.Projects(func(rec *local.Project) error {
-			bound[rec.ID] = true
-			ref, has := ours[rec.ID]
-			if !p.pol.Policy().AllowsRecord(rec) {
-				if has {
-					rep.UnsharedCount++
-					if len(rep.Unshared) < maxListed {
-						rep.Unshared = append(rep.Unshared, Orphan{Slug: ref.Slug, ProjectID: rec.ID, Why: unsharedNote + "; its card is taken back (unless a person edited it)"})
-					}
-					queue = append(queue, want{rec.ID, rec.RecordRevision, "not shared: retract", true})
-				}
-				return nil
-			}
-			rep.Local++
-			st, err := readState(r, rec.ID)
-			if err != nil {
-				return err
-			}
-			_, slug, content, encErr := encode(rec, p.set)
-			why := ""
-			switch {
-			case !has:
-				why = "missing in GBrain"
-				rep.Missing++
-			case st == nil || st.PageHash == 0:
-				why = "no record of writing it"
-				rep.Stale++
-			case st.RecordRevision != rec.RecordRevision || (encErr == nil && st.CardHash != gbrain.ContentHash(content)) || st.Slug != slug:
-				why = "stale"
-				rep.Stale++
-			case st.PageUpdatedAt != "" && string(ref.UpdatedAt) != st.PageUpdatedAt:
-				why = "changed in GBrain since cgcat's last write"
-				if len(rep.Changed) < maxListed {
-					rep.Changed = append(rep.Changed, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: why})
-				}
-			case st.Conflict != nil:
-				why = "conflict: " + st.Conflict.Why
-				if len(rep.Foreign) < maxListed {
-					rep.Foreign = append(rep.Foreign, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: st.Conflict.Why, At: st.Conflict.At})
-				}
-			case st.Failed != "":
-				why = "failed before: " + st.Failed
-			}
-			if why != "" {
-				queue = append(queue, want{rec.ID, rec.RecordRevision, why, false})
-			}
-			return nil
-		})
-	})
-	if err != nil {
+	rc := &reconciling{p: p, ours: map[string]gbrain.PageRef{}, pending: map[string]bool{}, bound: map[string]bool{}, machineOf: map[string]string{},
+		rep: &ReconcileReport{At: time.Now().UTC(), Rescans: rescans, Shifted: shifted, DryRun: dryRun,
+			Changed: []ConflictInfo{}, Foreign: []ConflictInfo{}, Orphans: []Orphan{}, Unshared: []Orphan{}}}
+	rc.sortCards(cards)
+	if err := p.st.View(ctx, rc.readLocal); err != nil {
 		return nil, err
 	}
-	for id, ref := range ours {
-		if bound[id] {
+	if err := rc.findOrphans(ctx); err != nil {
+		return nil, err
+	}
+	rc.summarise()
+	if dryRun {
+		return rc.rep, nil
+	}
+	if err := rc.enqueue(ctx); err != nil {
+		return rc.rep, err
+	}
+	_ = p.st.Update(ctx, func(tx *store.Tx) error { return reconcileRow.Put(tx, *rc.rep) })
+	return rc.rep, nil
+}
+
+// reconciling is one Reconcile in progress.
+type reconciling struct {
+	p         *Projector
+	rep       *ReconcileReport
+	ours      map[string]gbrain.PageRef // project id → our card's ref
+	queue     []want
+	pending   map[string]bool   // ids with an outbox row already
+	bound     map[string]bool   // ids bound here
+	machineOf map[string]string // slug → the mirror's machine id
+}
+
+// want is one card to queue again, and why.
+type want struct {
+	id      string
+	rev     uint64
+	why     string
+	retract bool
+}
+
+// sortCards keeps the cards under our slug prefix, by project id.
+func (rc *reconciling) sortCards(cards map[string]gbrain.PageRef) {
+	prefix := rc.p.set.SlugPrefix + "/"
+	for slug, ref := range cards {
+		if !strings.HasPrefix(slug, prefix) {
+			rc.rep.OtherTagged++
 			continue
 		}
-		if !gbrain.ValidCardID(id) || !store.ValidProjectID(id) {
+		rc.rep.Cards++
+		rc.ours[strings.TrimPrefix(slug, prefix)] = ref
+	}
+}
+
+// readLocal judges every local record against its card, in one read.
+func (rc *reconciling) readLocal(r *store.Reader) error {
+	rows, _ := outbox.Pending(r, 0)
+	for _, row := range rows {
+		rc.pending[row.ProjectID] = true
+	}
+	if err := r.Cards(func(c *local.Card) error { rc.machineOf[c.Slug] = c.MachineID; return nil }); err != nil {
+		return err
+	}
+	return r.Projects(func(rec *local.Project) error { return rc.judgeRecord(r, rec) })
+}
+
+// judgeRecord queues rec's card when it is not shared (retract) or not as
+// cgcat last wrote it.
+func (rc *reconciling) judgeRecord(r *store.Reader, rec *local.Project) error {
+	rep := rc.rep
+	rc.bound[rec.ID] = true
+	ref, has := rc.ours[rec.ID]
+	if !rc.p.pol.Policy().AllowsRecord(rec) {
+		if has {
+			rep.UnsharedCount++
+			if len(rep.Unshared) < maxListed {
+				rep.Unshared = append(rep.Unshared, Orphan{Slug: ref.Slug, ProjectID: rec.ID, Why: unsharedNote + "; its card is taken back (unless a person edited it)"})
+			}
+			rc.queue = append(rc.queue, want{rec.ID, rec.RecordRevision, "not shared: retract", true})
+		}
+		return nil
+	}
+	rep.Local++
+	st, err := readState(r, rec.ID)
+	if err != nil {
+		return err
+	}
+	if why := rc.why(rec, st, ref, has); why != "" {
+		rc.queue = append(rc.queue, want{rec.ID, rec.RecordRevision, why, false})
+	}
+	return nil
+}
+
+// why is why a shared record's card must be checked again ("" if not).
+func (rc *reconciling) why(rec *local.Project, st *State, ref gbrain.PageRef, has bool) string {
+	rep := rc.rep
+	_, slug, content, encErr := encode(rec, rc.p.set)
+	switch {
+	case !has:
+		rep.Missing++
+		return "missing in GBrain"
+	case st == nil || st.PageHash == 0:
+		rep.Stale++
+		return "no record of writing it"
+	case st.RecordRevision != rec.RecordRevision || (encErr == nil && st.CardHash != gbrain.ContentHash(content)) || st.Slug != slug:
+		rep.Stale++
+		return "stale"
+	case st.PageUpdatedAt != "" && string(ref.UpdatedAt) != st.PageUpdatedAt:
+		why := "changed in GBrain since cgcat's last write"
+		if len(rep.Changed) < maxListed {
+			rep.Changed = append(rep.Changed, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: why})
+		}
+		return why
+	case st.Conflict != nil:
+		if len(rep.Foreign) < maxListed {
+			rep.Foreign = append(rep.Foreign, ConflictInfo{ProjectID: rec.ID, Slug: ref.Slug, Why: st.Conflict.Why, At: st.Conflict.At})
+		}
+		return "conflict: " + st.Conflict.Why
+	case st.Failed != "":
+		return "failed before: " + st.Failed
+	}
+	return ""
+}
+
+// findOrphans reports our cards whose project id is bound nowhere here:
+// this machine's are orphans, another machine's are counted.
+func (rc *reconciling) findOrphans(ctx context.Context) error {
+	p, rep := rc.p, rc.rep
+	for id, ref := range rc.ours {
+		if rc.bound[id] {
+			continue
+		}
+		if !gbrain.ValidCardID(id) || !ids.ValidProjectID(id) {
 			rep.OrphanCount++
 			rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: "its slug does not end in a cgcat project id (not cgcat's; left alone)"})
 			continue
 		}
-		machine, known := machineOf[ref.Slug]
+		machine, known := rc.machineOf[ref.Slug]
 		if !known {
 			// Not mirrored yet: the card says whose it is.
 			page, err := p.read(ctx, ref.Slug)
 			if err != nil && !gbrain.IsDefinite(err) {
-				return nil, err
+				return err
 			}
 			if page != nil {
 				if lc, ok := p.judge(ref.Slug, page, nil); ok {
@@ -184,38 +228,43 @@ func (p *Projector) Reconcile(ctx context.Context, dryRun bool) (*ReconcileRepor
 		rep.OrphanCount++
 		rep.Orphans = append(rep.Orphans, Orphan{Slug: ref.Slug, ProjectID: id, Why: "this machine's card, but its project id is not bound here (forgotten, or from a lost catalog): `cgcat gbrain sync --prune` deletes it unless a person edited it"})
 	}
+	return nil
+}
+
+// summarise orders and caps the lists of the report.
+func (rc *reconciling) summarise() {
+	rep := rc.rep
 	sort.Slice(rep.Orphans, func(i, j int) bool { return rep.Orphans[i].Slug < rep.Orphans[j].Slug })
 	if len(rep.Orphans) > maxListed {
 		rep.Orphans = rep.Orphans[:maxListed]
 	}
-	sort.Slice(queue, func(i, j int) bool { return queue[i].id < queue[j].id })
-	for _, q := range queue {
+	sort.Slice(rc.queue, func(i, j int) bool { return rc.queue[i].id < rc.queue[j].id })
+	for _, q := range rc.queue {
 		if len(rep.Queue) < maxListed {
 			rep.Queue = append(rep.Queue, Orphan{ProjectID: q.id, Why: q.why})
 		}
 	}
-	rep.Enqueued = len(queue)
-	if dryRun {
-		return rep, nil
-	}
-	now := time.Now()
-	for chunk := range slices.Chunk(queue, 500) {
-		err := p.st.Update(ctx, func(tx *store.Tx) error {
+	rep.Enqueued = len(rc.queue)
+}
+
+// enqueue writes the queue as outbox rows, 500 to a batch; a card with a
+// row pending already is left to it.
+func (rc *reconciling) enqueue(ctx context.Context) error {
+	for chunk := range slices.Chunk(rc.queue, 500) {
+		err := rc.p.st.Update(ctx, func(tx *store.Tx) error {
 			for _, q := range chunk {
 				switch {
 				case q.retract:
-					tx.EnqueueCard(q.id, q.rev, true)
-				case !pending[q.id]:
-					outbox.Enqueue(tx, q.id, q.rev, now)
+					outbox.Retract(tx, q.id, q.rev)
+				case !rc.pending[q.id]:
+					outbox.Enqueue(tx, q.id, q.rev)
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return rep, err
+			return err
 		}
 	}
-	v, _ := json.Marshal(rep)
-	_ = p.st.Update(ctx, func(tx *store.Tx) error { tx.Put(keyReconcile, v); return nil })
-	return rep, nil
+	return nil
 }

@@ -2,7 +2,6 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/outbox"
 )
 
 // Recovery: a catalog that was lost (or a data dir lost whole, its
@@ -29,7 +29,8 @@ import (
 // machine's cards whose roots the catalog now binds under other ids are
 // reported, and taken back (no duplicate stays).
 
-const keyRecovery = "projmeta/recovery"
+// recoveryRow is the door to the recovery state in the store.
+var recoveryRow = store.ProjectionMeta[Recovery](store.MetaRecovery)
 
 // Recovery is the state of taking a lost catalog's ids back.
 type Recovery struct {
@@ -73,8 +74,8 @@ func (r *Recovery) PendingError() error {
 func ReadRecovery(ctx context.Context, st *store.Store) (*Recovery, error) {
 	rs := &Recovery{}
 	err := st.View(ctx, func(r *store.Reader) error {
-		if v, ok, _ := r.Get(keyRecovery); ok {
-			_ = json.Unmarshal(v, rs)
+		if got, ok, _ := recoveryRow.Get(r); ok {
+			*rs = got
 		}
 		if rs.Blocks() {
 			return r.Projects(func(*local.Project) error { rs.Pending++; return nil })
@@ -145,8 +146,7 @@ func (p *Projector) Recover(ctx context.Context, progress func(done, total int))
 }
 
 func (p *Projector) putRecovery(ctx context.Context, rs *Recovery) error {
-	v, _ := json.Marshal(rs)
-	return p.commit(ctx, func(tx *store.Tx) error { tx.Put(keyRecovery, v); return nil })
+	return p.commit(ctx, func(tx *store.Tx) error { return recoveryRow.Put(tx, *rs) })
 }
 
 // recoverCards lists and reads this machine's cards and the cards of format
@@ -194,15 +194,13 @@ func (p *Projector) recoverCards(ctx context.Context, rs *Recovery, progress fun
 		return err
 	}
 	rs.Done, rs.At = true, time.Now().UTC()
-	v, _ := json.Marshal(rs)
 	return p.commit(ctx, func(tx *store.Tx) error {
 		for _, c := range puts {
 			if err := tx.PutCard(c); err != nil {
 				return err
 			}
 		}
-		tx.Put(keyRecovery, v)
-		return nil
+		return recoveryRow.Put(tx, *rs)
 	})
 }
 
@@ -299,12 +297,10 @@ func (p *Projector) settle(ctx context.Context, rs *Recovery) error {
 				continue
 			}
 			lost = append(lost, Orphan{Slug: c.Slug, ProjectID: c.ProjectID, Why: "its root is now " + rec.ID + " (bound before this machine's cards could be read): the old card is taken back"})
-			tx.EnqueueCard(c.ProjectID, 0, true)
+			outbox.Retract(tx, c.ProjectID, 0)
 		}
 		rs.NotTakenBack = lost
-		v, _ := json.Marshal(rs)
-		tx.Put(keyRecovery, v)
-		return nil
+		return recoveryRow.Put(tx, *rs)
 	})
 	return err
 }
@@ -316,15 +312,11 @@ func (p *Projector) settle(ctx context.Context, rs *Recovery) error {
 // projects.
 func MarkFresh(ctx context.Context, st *store.Store, why error) error {
 	return st.Update(ctx, func(tx *store.Tx) error {
-		rs := &Recovery{}
-		if v, ok, _ := tx.Get(keyRecovery); ok {
-			_ = json.Unmarshal(v, rs)
-		}
+		rs, _, _ := recoveryRow.Get(tx)
 		if rs.Done || rs.Fresh {
 			if !rs.Done && why != nil {
 				rs.Err = why.Error()
-				v, _ := json.Marshal(rs)
-				tx.Put(keyRecovery, v)
+				return recoveryRow.Put(tx, rs)
 			}
 			return nil
 		}
@@ -344,9 +336,7 @@ func MarkFresh(ctx context.Context, st *store.Store, why error) error {
 		case why != nil:
 			rs.Err = why.Error()
 		}
-		v, _ := json.Marshal(rs)
-		tx.Put(keyRecovery, v)
-		return nil
+		return recoveryRow.Put(tx, rs)
 	})
 }
 
@@ -355,9 +345,7 @@ func MarkFresh(ctx context.Context, st *store.Store, why error) error {
 func (p *Projector) mirrorComplete(ctx context.Context) (bool, error) {
 	var mark mirrorMark
 	err := p.st.View(ctx, func(r *store.Reader) error {
-		if v, ok, _ := r.Get(keyMirrorMark); ok {
-			_ = json.Unmarshal(v, &mark)
-		}
+		mark, _, _ = markRow.Get(r)
 		return nil
 	})
 	return mark.Format == gbrain.CardVersion && !mark.LastFull.IsZero(), err

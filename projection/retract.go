@@ -10,6 +10,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/outbox"
@@ -220,8 +221,7 @@ func (p *Projector) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		known := map[string]bool{}
 		var serr error
-		if err := r.Scan(prefixState, func(k string, _ []byte) bool {
-			id := strings.TrimPrefix(k, prefixState)
+		if err := states.IDs(r, func(id string) bool {
 			known[id] = true
 			if pending[id] {
 				return true
@@ -301,6 +301,37 @@ type PruneReport struct {
 	Shifted       bool `json:"shifted,omitempty"`
 }
 
+// orphan reports whether page (the card at slug, whose id is bound nowhere
+// here) is this machine's own, unedited: an orphan to take back. What it
+// is instead is counted in rep.
+func (p *Projector) orphan(rep *PruneReport, slug, id string, page *gbrain.Page, st *State, byRootKey map[string]string) bool {
+	c, derr := gbrain.Decode(page.Content)
+	if derr != nil {
+		if lc := lenientCard(slug, id, page); lc != nil && lc.MachineID != p.set.MachineID {
+			rep.OtherMachines++
+		} else if lc != nil {
+			rep.Edited = append(rep.Edited, Orphan{Slug: slug, ProjectID: id, Why: "this machine's card, edited in GBrain (no longer cgcat's shape): left alone"})
+		} else {
+			rep.NotCgcat++
+		}
+		return false
+	}
+	if c.MachineID != p.set.MachineID {
+		rep.OtherMachines++
+		return false
+	}
+	if !p.unedited(page, id, st) {
+		rep.Edited = append(rep.Edited, Orphan{Slug: slug, ProjectID: id, Why: "this machine's card, edited in GBrain: left alone"})
+		return false
+	}
+	why := "this machine's card of a project id that is not in the catalog (forgotten, or from a catalog that was lost)"
+	if now := byRootKey[c.RootKey]; c.RootKey != "" && now != "" {
+		why = "this machine's card of a project now known as " + now + " (same root): replaced"
+	}
+	rep.Orphans = append(rep.Orphans, Orphan{Slug: slug, ProjectID: id, Why: why})
+	return true
+}
+
 // Prune finds this machine's own orphaned cards: it lists the cards, reads
 // those whose ids are not bound here, and queues a retraction for each one
 // that is this machine's and unedited (the drain checks again before it
@@ -351,7 +382,7 @@ func (p *Projector) Prune(ctx context.Context, dryRun bool) (*PruneReport, error
 		if !ok || bound[id] {
 			continue
 		}
-		if !store.ValidProjectID(id) {
+		if !ids.ValidProjectID(id) {
 			rep.NotCgcat++
 			continue
 		}
@@ -363,34 +394,9 @@ func (p *Projector) Prune(ctx context.Context, dryRun bool) (*PruneReport, error
 			}
 			return rep, err
 		}
-		if page == nil {
-			continue
+		if page != nil && p.orphan(rep, slug, id, page, states[id], byRootKey) {
+			queue = append(queue, id)
 		}
-		c, derr := gbrain.Decode(page.Content)
-		if derr != nil {
-			if lc := lenientCard(slug, id, page); lc != nil && lc.MachineID != p.set.MachineID {
-				rep.OtherMachines++
-			} else if lc != nil {
-				rep.Edited = append(rep.Edited, Orphan{Slug: slug, ProjectID: id, Why: "this machine's card, edited in GBrain (no longer cgcat's shape): left alone"})
-			} else {
-				rep.NotCgcat++
-			}
-			continue
-		}
-		if c.MachineID != p.set.MachineID {
-			rep.OtherMachines++
-			continue
-		}
-		if !p.unedited(page, id, states[id]) {
-			rep.Edited = append(rep.Edited, Orphan{Slug: slug, ProjectID: id, Why: "this machine's card, edited in GBrain: left alone"})
-			continue
-		}
-		why := "this machine's card of a project id that is not in the catalog (forgotten, or from a catalog that was lost)"
-		if now := byRootKey[c.RootKey]; c.RootKey != "" && now != "" {
-			why = "this machine's card of a project now known as " + now + " (same root): replaced"
-		}
-		rep.Orphans = append(rep.Orphans, Orphan{Slug: slug, ProjectID: id, Why: why})
-		queue = append(queue, id)
 	}
 	if dryRun || len(queue) == 0 {
 		return rep, nil
@@ -400,7 +406,7 @@ func (p *Projector) Prune(ctx context.Context, dryRun bool) (*PruneReport, error
 			if p, _ := tx.Project(id); p != nil {
 				continue // bound meanwhile (a scan took the id back)
 			}
-			tx.EnqueueCard(id, 0, true)
+			outbox.Retract(tx, id, 0)
 			rep.Queued++
 		}
 		return nil

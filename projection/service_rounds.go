@@ -41,38 +41,14 @@ func (s *Service) run(ctx context.Context) {
 	if s.discoveryMayGo(ctx) {
 		s.markReady()
 	}
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval, bo.MaxInterval, bo.MaxElapsedTime = s.opt.RetryMin, s.opt.RetryMax, 0
+	lp := &loopPace{bo: backoff.NewExponentialBackOff()}
+	lp.bo.InitialInterval, lp.bo.MaxInterval, lp.bo.MaxElapsedTime = s.opt.RetryMin, s.opt.RetryMax, 0
 	tick := time.NewTicker(s.opt.Poll)
 	defer tick.Stop()
-	var stamp fileStamp
-	var nextLease, nextRound, retryAt time.Time
-	lastMsg := ""
 	for ctx.Err() == nil {
 		now := time.Now()
 		if !s.proj.Holding() {
-			if s.proj.lease != nil { // stolen
-				s.proj.Release()
-			}
-			if !now.Before(nextLease) {
-				err := s.proj.TryAcquire(ctx)
-				switch {
-				case err == nil:
-					s.log.Debug("took the projector lease")
-					nextRound = now
-				case errors.Is(err, lease.ErrHeld):
-				default:
-					s.log.Warn("cannot take the projector lease", "err", err)
-				}
-				nextLease = now.Add(s.opt.LeaseEvery)
-			}
-			if !s.proj.Holding() && (s.recall.Conn != s.conn || s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive)) {
-				// Another process holds the lease: its rounds keep the
-				// mirror and take a lost catalog's ids back (discovery
-				// here waits for that as the holder's does). The
-				// connection stays while it serves recall.
-				s.conn.Drop()
-			}
+			s.keepLease(ctx, now, lp)
 		}
 		if !s.isReady() && s.discoveryMayGo(ctx) {
 			s.markReady()
@@ -81,66 +57,123 @@ func (s *Service) run(ctx context.Context) {
 		s.mu.Lock()
 		s.holding = holding
 		s.mu.Unlock()
-		if holding && !now.Before(retryAt) {
-			full := !now.Before(nextRound)
-			cur := stampOf(view.PointerFile(s.st.DataDir()))
-			if full || cur != stamp {
-				err, networked := s.round(ctx, full)
-				stamp = stampOf(view.PointerFile(s.st.DataDir()))
-				if ctx.Err() != nil {
-					return
-				}
-				if networked || err != nil {
-					s.contact(ctx, err)
-				}
-				if full && err == nil {
-					nextRound = time.Now().Add(s.opt.RoundEvery)
-				}
-				if err != nil {
-					wait := bo.NextBackOff()
-					retryAt = time.Now().Add(wait)
-					nextRound = retryAt
-					s.setErr(err)
-					switch {
-					case errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease):
-						s.proj.Release()
-					case errors.Is(err, gbrain.ErrBrainLocked):
-						if lastMsg != err.Error() {
-							s.log.Error("GBrain cannot start: its PGLite brain is open in another process; cgcat tries again later (local answers are unaffected; point cgcat at a Postgres-backed brain or `gbrain serve --http` to share it)", "err", err, "retry_in", wait)
-						}
-					case lastMsg != err.Error():
-						s.log.Warn("GBrain round failed; the outbox keeps the cards and the mirror keeps answering", "err", err, "retry_in", wait)
-					}
-					lastMsg = err.Error()
-					s.conn.Drop()
-				} else if networked {
-					if lastMsg != "" {
-						s.log.Info("GBrain answers again")
-					}
-					lastMsg = ""
-					bo.Reset()
-					s.setErr(nil)
-				}
+		if holding && !now.Before(lp.retryAt) {
+			if stop := s.maybeRound(ctx, now, lp); stop {
+				return
 			}
 		}
-		// A short connection: closed once idle (over stdio).
-		if !s.conn.HTTP() && s.conn.Current() != nil {
-			s.mu.Lock()
-			idle := time.Since(s.lastUse)
-			s.mu.Unlock()
-			// The same connection serves recall (stdio): kept while
-			// searches come.
-			if idle >= s.opt.KeepAlive && s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive) {
-				s.conn.Drop()
-			}
-		}
+		s.dropIdle()
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		case <-s.kick:
-			nextRound, retryAt = time.Time{}, time.Time{}
+			lp.nextRound, lp.retryAt = time.Time{}, time.Time{}
 		}
+	}
+}
+
+// loopPace is when the service loop tries what next.
+type loopPace struct {
+	bo                            *backoff.ExponentialBackOff
+	stamp                         fileStamp // the published catalog at the last round
+	nextLease, nextRound, retryAt time.Time
+	lastMsg                       string // the last round's failure, said once
+}
+
+// keepLease tries to take the projector lease (at most every LeaseEvery)
+// for a process that does not hold it, and lets the connection go while
+// another process's rounds do the work.
+func (s *Service) keepLease(ctx context.Context, now time.Time, lp *loopPace) {
+	if s.proj.lease != nil { // stolen
+		s.proj.Release()
+	}
+	if !now.Before(lp.nextLease) {
+		err := s.proj.TryAcquire(ctx)
+		switch {
+		case err == nil:
+			s.log.Debug("took the projector lease")
+			lp.nextRound = now
+		case errors.Is(err, lease.ErrHeld):
+		default:
+			s.log.Warn("cannot take the projector lease", "err", err)
+		}
+		lp.nextLease = now.Add(s.opt.LeaseEvery)
+	}
+	if !s.proj.Holding() && (s.recall.Conn != s.conn || s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive)) {
+		// Another process holds the lease: its rounds keep the mirror and
+		// take a lost catalog's ids back (discovery here waits for that
+		// as the holder's does). The connection stays while it serves
+		// recall.
+		s.conn.Drop()
+	}
+}
+
+// maybeRound runs a round when one is due (a full one every RoundEvery) or
+// the published catalog changed; stop when ctx ended meanwhile.
+func (s *Service) maybeRound(ctx context.Context, now time.Time, lp *loopPace) (stop bool) {
+	full := !now.Before(lp.nextRound)
+	cur := stampOf(view.PointerFile(s.st.DataDir()))
+	if !full && cur == lp.stamp {
+		return false
+	}
+	err, networked := s.round(ctx, full)
+	lp.stamp = stampOf(view.PointerFile(s.st.DataDir()))
+	if ctx.Err() != nil {
+		return true
+	}
+	if networked || err != nil {
+		s.contact(ctx, err)
+	}
+	if full && err == nil {
+		lp.nextRound = time.Now().Add(s.opt.RoundEvery)
+	}
+	switch {
+	case err != nil:
+		s.roundFailed(err, lp)
+	case networked:
+		if lp.lastMsg != "" {
+			s.log.Info("GBrain answers again")
+		}
+		lp.lastMsg = ""
+		lp.bo.Reset()
+		s.setErr(nil)
+	}
+	return false
+}
+
+// roundFailed backs off, says why once, and lets the lease or the
+// connection go when the failure calls for it.
+func (s *Service) roundFailed(err error, lp *loopPace) {
+	wait := lp.bo.NextBackOff()
+	lp.retryAt = time.Now().Add(wait)
+	lp.nextRound = lp.retryAt
+	s.setErr(err)
+	switch {
+	case errors.Is(err, store.ErrFenced) || errors.Is(err, ErrNoLease):
+		s.proj.Release()
+	case errors.Is(err, gbrain.ErrBrainLocked):
+		if lp.lastMsg != err.Error() {
+			s.log.Error("GBrain cannot start: its PGLite brain is open in another process; cgcat tries again later (local answers are unaffected; point cgcat at a Postgres-backed brain or `gbrain serve --http` to share it)", "err", err, "retry_in", wait)
+		}
+	case lp.lastMsg != err.Error():
+		s.log.Warn("GBrain round failed; the outbox keeps the cards and the mirror keeps answering", "err", err, "retry_in", wait)
+	}
+	lp.lastMsg = err.Error()
+	s.conn.Drop()
+}
+
+// dropIdle closes a short connection (over stdio) once idle; the same
+// connection serves recall, so it is kept while searches come.
+func (s *Service) dropIdle() {
+	if s.conn.HTTP() || s.conn.Current() == nil {
+		return
+	}
+	s.mu.Lock()
+	idle := time.Since(s.lastUse)
+	s.mu.Unlock()
+	if idle >= s.opt.KeepAlive && s.recall.idle() >= max(recallKeepAlive, s.opt.KeepAlive) {
+		s.conn.Drop()
 	}
 }
 

@@ -2,12 +2,11 @@ package projection
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/local/lease"
@@ -15,14 +14,18 @@ import (
 	"github.com/cgcat/cgcat/outbox"
 )
 
-// Store keys owned by this package.
+// This package's doors into the store: the rows it owns, with their types
+// (the store builds the keys).
+var (
+	states       = store.ProjectionStates[State]()                            // per project id
+	lastSyncRow  = store.ProjectionMeta[SyncRecord](store.MetaLastSync)       // the last drain that did something
+	reconcileRow = store.ProjectionMeta[ReconcileReport](store.MetaReconcile) // the last reconcile
+)
+
 const (
-	prefixState  = "proj/"              // proj/<projectId> → State
-	keyLastSync  = "projmeta/lastSync"  // SyncRecord
-	keyReconcile = "projmeta/reconcile" // ReconcileReport
-	fenceName    = "projector"          // store fencing name of the lease
-	leaseFile    = "projector.lease"    // in the data dir
-	maxListed    = 50                   // conflicts, orphans… kept in summaries
+	fenceName    = "projector"       // store fencing name of the lease
+	leaseFile    = "projector.lease" // in the data dir
+	maxListed    = 50                // conflicts, orphans… kept in summaries
 	unsharedNote = "not shared by this process's sharing view"
 )
 
@@ -83,28 +86,20 @@ type ConflictNote struct {
 	PageHash uint64    `json:"pageHash"` // hash of the foreign content seen
 }
 
-type getter interface {
-	Get(key string) ([]byte, bool, error)
-}
-
-func readState(r getter, projectID string) (*State, error) {
-	v, ok, err := r.Get(prefixState + projectID)
-	if err != nil || !ok {
-		return nil, err
-	}
-	var s State
-	if err := json.Unmarshal(v, &s); err != nil {
+func readState(r store.Source, projectID string) (*State, error) {
+	s, ok, err := states.Get(r, projectID)
+	switch {
+	case errors.Is(err, store.ErrUnreadable):
 		return nil, nil // unreadable state is no state: the next read decides
+	case err != nil || !ok:
+		return nil, err
 	}
 	return &s, nil
 }
 
-func putState(tx *store.Tx, projectID string, s *State) {
-	v, _ := json.Marshal(s)
-	tx.Put(prefixState+projectID, v)
-}
+func putState(tx *store.Tx, projectID string, s *State) { _ = states.Put(tx, projectID, *s) }
 
-func deleteState(tx *store.Tx, projectID string) { tx.Delete(prefixState + projectID) }
+func deleteState(tx *store.Tx, projectID string) { states.Delete(tx, projectID) }
 
 // SyncRecord summarises the last drain that did something.
 type SyncRecord struct {
@@ -156,12 +151,10 @@ func ReadStatus(ctx context.Context, st *store.Store) (*Status, error) {
 				s.PendingErrors = append(s.PendingErrors, fmt.Sprintf("%s (%d attempts): %s", row.ProjectID, row.Attempts, row.LastErr))
 			}
 		}
-		if err := r.Scan(prefixState, func(k string, v []byte) bool {
-			var ps State
-			if json.Unmarshal(v, &ps) != nil {
+		if err := states.Each(r, func(id string, ps State, err error) bool {
+			if err != nil {
 				return true
 			}
-			id := strings.TrimPrefix(k, prefixState)
 			if ps.PageHash != 0 {
 				s.Cards++
 			}
@@ -175,17 +168,11 @@ func ReadStatus(ctx context.Context, st *store.Store) (*Status, error) {
 		}); err != nil {
 			return err
 		}
-		if v, ok, _ := r.Get(keyLastSync); ok {
-			var sr SyncRecord
-			if json.Unmarshal(v, &sr) == nil {
-				s.LastSync = &sr
-			}
+		if sr, ok, _ := lastSyncRow.Get(r); ok {
+			s.LastSync = &sr
 		}
-		if v, ok, _ := r.Get(keyReconcile); ok {
-			var rr ReconcileReport
-			if json.Unmarshal(v, &rr) == nil {
-				s.LastReconcile = &rr
-			}
+		if rr, ok, _ := reconcileRow.Get(r); ok {
+			s.LastReconcile = &rr
 		}
 		return nil
 	})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -49,7 +48,7 @@ func BenchmarkProjects(b *testing.B) {
 			cfg.DataDir = data
 			cfg.Discovery.Roots, cfg.Sharing.Roots = []string{root}, []string{root}
 			t1 := time.Now()
-			f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+			f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 				st, err := store.Open(ctx, data)
 				if err != nil {
 					return nil, nil, err

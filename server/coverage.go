@@ -7,7 +7,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/refresh"
 )
 
 // Coverage never claims more than was seen (R36, R42): complete holds only
@@ -28,8 +27,8 @@ func (f *Frontend) coverage(c *call, st local.ScanState) (local.Coverage, string
 	if c.refreshed {
 		return cov, "" // this call walked everything itself
 	}
-	if fl := refresh.Follows(c.cfg); !fl.OK {
-		return local.CoveragePartial, "Coverage is partial: " + fl.Why + ". " + f.refreshStep()
+	if ok, why := f.opt.Processes.Follows(c.cfg); !ok {
+		return local.CoveragePartial, "Coverage is partial: " + why + ". " + f.refreshStep()
 	}
 	return cov, ""
 }

@@ -28,7 +28,10 @@
 //     handoff;
 //   - hand out a path that the sharing policy hides or the live re-check
 //     refused, or any path when paths are not exposed (R4);
-//   - walk the roots itself (a call on an empty catalog asks package
-//     refresh for one slice), or proxy a code query: CodeGraph answers
-//     those, from the projectPath handed over.
+//   - walk the roots itself (a call on an empty catalog asks the
+//     [Discovery] it is handed for one slice), or proxy a code query:
+//     CodeGraph answers those, from the projectPath handed over;
+//   - import the store or package refresh: discovery comes in as the
+//     [Discovery] and [Processes] interfaces, wired by cmd/cgcat, so this
+//     layer links no LevelDB (TestNoLevelDBInTheAnsweringLayer).
 package server

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 )
@@ -57,7 +58,7 @@ func writeCatalog(tb testing.TB, dataDir, root string, n int) []string {
 		tb.Fatal(err)
 	}
 	now := time.Now().UTC()
-	ids := make([]string, 0, n)
+	idList := make([]string, 0, n)
 	const batch = 5000
 	for start := 0; start < n; start += batch {
 		end := min(start+batch, n)
@@ -76,7 +77,7 @@ func writeCatalog(tb testing.TB, dataDir, root string, n int) []string {
 				Manifests:   []string{"package.json"},
 			}
 			recs = append(recs, &local.Project{
-				ID: store.NewProjectID(), Root: dir, RecordRevision: 1, Meta: m, MetaHash: scan.MetaHash(m),
+				ID: ids.NewProjectID(), Root: dir, RecordRevision: 1, Meta: m, MetaHash: scan.MetaHash(m),
 				Availability: local.Present, IndexState: local.MarkerPresent,
 				FirstSeen: now, LastSeen: now, ValidatedAt: now,
 			})
@@ -93,8 +94,8 @@ func writeCatalog(tb testing.TB, dataDir, root string, n int) []string {
 			tb.Fatal(err)
 		}
 		for _, p := range recs {
-			ids = append(ids, p.ID)
+			idList = append(idList, p.ID)
 		}
 	}
-	return ids
+	return idList
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 )
@@ -34,7 +33,7 @@ func TestForgottenIDIsUnknownWhileGBrainStillHasItsCard(t *testing.T) {
 	cfg.Discovery.Roots, cfg.Sharing.Roots = []string{fx.root}, []string{fx.root}
 	cfg.GBrain.Enabled = true
 	var cat *catalog.Catalog
-	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 		c, err := catalog.Load(ctx, st)
 		cat = c
 		return c, nil, err
@@ -68,7 +67,7 @@ func TestForgottenIDIsUnknownWhileGBrainStillHasItsCard(t *testing.T) {
 	if err := st.Update(ctx, func(tx *store.Tx) error { tx.PutGBrainContact(local.GBrainContact{OK: true}); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	later := NewFrontend(Options{Config: config.Fixed(&cfg), Cards: liveCards{id: card}, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	later := NewFrontend(Options{Config: config.Fixed(&cfg), Cards: liveCards{id: card}, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 		c, err := catalog.Load(ctx, st)
 		return c, nil, err
 	}})

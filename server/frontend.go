@@ -10,7 +10,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 )
 
 // Recall and RecallHit are the GBrain recall contract (package local).
@@ -27,7 +26,11 @@ type Options struct {
 	// Open loads the catalog of a config's data dir. It runs in the
 	// background from NewFrontend on, so `initialize` never waits (R11);
 	// calls wait for it. A failed open is tried again by the next call.
-	Open func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, *refresh.Refresher, error)
+	// The Discovery is this process's loop (nil: none).
+	Open func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, Discovery, error)
+	// Processes tells what every process of the data dir does for
+	// discovery (none known when unset).
+	Processes Processes
 	// Workspace is the --workspace hint (R5); the tool argument overrides it.
 	Workspace string
 	Recall    local.Recall
@@ -71,7 +74,7 @@ type Frontend struct {
 type opening struct {
 	done chan struct{}
 	cat  *catalog.Catalog
-	ref  *refresh.Refresher
+	ref  Discovery
 	err  error
 }
 
@@ -94,6 +97,9 @@ func NewFrontend(opt Options) *Frontend {
 	}
 	if opt.CodeGraphServer == "" {
 		opt.CodeGraphServer = "codegraph"
+	}
+	if opt.Processes == nil {
+		opt.Processes = nobody{}
 	}
 	f := &Frontend{opt: opt}
 	if cfg, _ := opt.Config.Current(); cfg != nil && cfg.HasRoots() {
@@ -160,14 +166,6 @@ func (f *Frontend) Catalog() *catalog.Catalog {
 	return nil
 }
 
-// Refresher is the discovery loop (nil before Ready or without roots).
-func (f *Frontend) Refresher() *refresh.Refresher {
-	if o := f.ready(); o != nil {
-		return o.ref
-	}
-	return nil
-}
-
 func (f *Frontend) ready() *opening {
 	f.openMu.Lock()
 	defer f.openMu.Unlock()
@@ -189,9 +187,9 @@ type call struct {
 	cfg    *config.Config
 	pol    catalog.Policy
 	cat    *catalog.Catalog
-	ref    *refresh.Refresher
-	notes  []string // said in the answer's message
-	gstate string   // this call's own GBrain outcome, if it asked
+	ref    Discovery // nil: no loop in this process
+	notes  []string  // said in the answer's message
+	gstate string    // this call's own GBrain outcome, if it asked
 	// sliced: this call moved discovery of an empty catalog on by a slice
 	// (or waited for another process's), R11.
 	sliced bool
@@ -240,7 +238,7 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	if err := c.cat.Sync(ctx); err != nil {
 		return nil, nil, fmt.Errorf("read catalog: %w", err)
 	}
-	if d := c.cat.Store().Damage(); d != nil {
+	if d := c.cat.StoreDamage(); d != nil {
 		c.notes = append(c.notes, "The catalog store is damaged, so discovery cannot update it; answers come from the last published catalog. Run `cgcat store recover` to rebuild it (ids are kept).")
 	}
 	if err := c.cat.Err(); err != nil {
@@ -281,11 +279,11 @@ func (f *Frontend) envelope(c *call, status string) *Envelope {
 	// seconds (at its next interval when its own round hit a limit), a
 	// killed scan never.
 	switch {
-	case refresh.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
+	case f.opt.Processes.Scanning(c.cfg.DataDir) || c.ref != nil && c.ref.Running():
 		e.ScanState = "running"
 	case c.sliced && st.PassRunning:
 		e.ScanState = "running"
-	case st.PassRunning && refresh.Alive(c.cfg.DataDir):
+	case st.PassRunning && f.opt.Processes.Alive(c.cfg.DataDir):
 		c.notes = append(c.notes, "A discovery pass is unfinished and nothing walks it right now; a host's cgcat serve resumes it within seconds (after a round limit, at its next refresh interval), or `cgcat scan` finishes it now.")
 	case st.PassRunning:
 		c.notes = append(c.notes, "A discovery pass was left unfinished; the next `cgcat scan` (or a host's cgcat serve) resumes it.")

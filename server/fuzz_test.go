@@ -15,7 +15,7 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -54,7 +54,7 @@ func newFixture(tb testing.TB, now func() time.Time) *fixture {
 			p := filepath.Join(fx.root, r.rel)
 			MakeProjectDir(tb, p)
 			m := local.Metadata{Name: r.name, Description: r.desc, Packages: []string{"@fx/" + r.name}}
-			rec := &local.Project{ID: store.NewProjectID(), Root: p, RecordRevision: 1, Meta: m,
+			rec := &local.Project{ID: ids.NewProjectID(), Root: p, RecordRevision: 1, Meta: m,
 				Availability: local.Present, IndexState: local.MarkerPresent}
 			if err := tx.PutProject(rec); err != nil {
 				return err
@@ -86,7 +86,7 @@ func (fx *fixture) frontend(tb testing.TB, opt Options, deny ...string) *Fronten
 	cfg.GBrain.Enabled = opt.Recall != nil        // recall is wired only when GBrain is on
 	cfg.GBrain.SemanticSearch = opt.Recall != nil // and asked only with gbrain.semanticSearch
 	opt.Config = config.Fixed(&cfg)
-	opt.Open = func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	opt.Open = func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 		st, err := store.Open(ctx, cfg.DataDir)
 		if err != nil {
 			return nil, nil, err
@@ -258,7 +258,7 @@ func TestNoRootsNoScan(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = filepath.Join(t.TempDir(), "data")
 	opened := false
-	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(context.Context, *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(context.Context, *config.Config) (*catalog.Catalog, Discovery, error) {
 		opened = true
 		return nil, nil, errors.New("must not open")
 	}})
@@ -297,10 +297,14 @@ func TestRecall(t *testing.T) {
 	for _, p := range all.Projects {
 		ids[p.Name] = p.ProjectID
 	}
-	me := fx.deny.Catalog().Store().MachineID()
+	me := fx.deny.Catalog().MachineID()
+	st, err := store.Open(ctx, fx.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// GBrain answered the lease holder a moment ago: the shared truth is ok.
 	// Recall only adds hits; its failure makes this answer degraded.
-	if err := fx.deny.Catalog().Store().Update(ctx, func(tx *store.Tx) error {
+	if err := st.Update(ctx, func(tx *store.Tx) error {
 		tx.PutGBrainContact(local.GBrainContact{OK: true, At: time.Now().UTC()})
 		return nil
 	}); err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -28,7 +27,7 @@ func TestGBrainStateOnEveryAnswer(t *testing.T) {
 		cfg.DataDir = fx.dataDir
 		cfg.Discovery.Roots, cfg.Sharing.Roots = []string{fx.root}, []string{fx.root}
 		cfg.GBrain.Enabled = enabled
-		f := NewFrontend(Options{Config: config.Fixed(&cfg), Now: func() time.Time { return now }, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		f := NewFrontend(Options{Config: config.Fixed(&cfg), Now: func() time.Time { return now }, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 			cat, err := catalog.Load(ctx, st)
 			return cat, nil, err
 		}})

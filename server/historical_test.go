@@ -10,7 +10,6 @@ import (
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -52,7 +51,7 @@ func TestHistoricalCards(t *testing.T) {
 		cfg.DataDir = fx.dataDir
 		cfg.Discovery.Roots, cfg.Sharing.Roots, cfg.Sharing.DenyRoots = []string{fx.root}, []string{fx.root}, deny
 		cfg.GBrain.Enabled = enabled
-		f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 			cat, err := catalog.Load(ctx, st)
 			return cat, nil, err
 		}})

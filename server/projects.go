@@ -13,10 +13,9 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/search"
-	"github.com/cgcat/cgcat/local/store"
 	"github.com/zeebo/xxh3"
 )
 
@@ -78,18 +77,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 	if c == nil {
 		return early, err
 	}
-	if a.Refresh && c.ref != nil {
-		if a.RefreshBudget > 0 {
-			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)
-		} else {
-			c.ref.Kick()
-		}
-	}
-	if c.cat.Len() == 0 && c.cat.State().LastCompleted.IsZero() && c.ref != nil {
-		c.ref.SliceNow(ctx, f.opt.SliceBudget)
-		c.sliced = true
-		_ = c.cat.ForceSync(ctx)
-	}
+	f.discoverFirst(ctx, c, a)
 	ws := a.WorkspacePath
 	if ws == "" {
 		ws = f.opt.Workspace
@@ -112,7 +100,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		}
 	} else {
 		list := f.rank(ctx, c, a.Query, ws)
-		if len(list.ids) == 0 && a.RefreshBudget > 0 && !c.refreshed && c.ref != nil && !refresh.Follows(c.cfg).OK {
+		if len(list.ids) == 0 && a.RefreshBudget > 0 && !c.refreshed && c.ref != nil && !f.follows(c.cfg) {
 			// A miss, and no process follows the disk: look before saying
 			// so (a project made a moment ago is found now).
 			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)
@@ -140,27 +128,7 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		return e, nil
 	}
 	end := min(offset+a.Limit, len(ids))
-	var recs []*local.Project // parallel to e.Projects: nil for a card
-	for i := offset; i < end; i++ {
-		if slug, ok := isCardRef(ids[i]); ok {
-			if cd := c.cat.Card(slug); cd != nil && f.historicalCard(c, cd) {
-				e.Projects = append(e.Projects, f.cardProject(cd, snap.list.reasonsAt(i), AvailabilityHistorical))
-				recs = append(recs, nil)
-			}
-			continue
-		}
-		p := c.cat.Get(ids[i])
-		if p == nil {
-			continue
-		}
-		ck := catalog.Recheck(p, c.pol)
-		if !ck.Allowed {
-			continue // outside this view: omitted without trace (R19)
-		}
-		e.Projects = append(e.Projects, f.project(c, p, ck, snap.list.reasonsAt(i), snap.list.workspaceAt(i), true))
-		recs = append(recs, p)
-	}
-	markLookalikes(e.Projects, recs, c.pol)
+	f.fillPage(c, e, snap.list, offset, end)
 	if end < len(ids) {
 		if snap.id == "" {
 			f.cursors.keep(snap)
@@ -169,6 +137,54 @@ func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, err
 		e.NextCursor = &cur
 	}
 	return e, nil
+}
+
+// discoverFirst moves discovery on before a listing: the refresh the
+// caller asked for (walked now within its budget, or asked of whichever
+// process walks), and one slice for an empty catalog (R11).
+func (f *Frontend) discoverFirst(ctx context.Context, c *call, a ProjectsArgs) {
+	if c.ref == nil {
+		return
+	}
+	if a.Refresh {
+		if a.RefreshBudget > 0 {
+			c.refreshed = c.ref.RefreshNow(ctx, a.RefreshBudget)
+		} else {
+			c.ref.Kick()
+		}
+	}
+	if c.cat.Len() == 0 && c.cat.State().LastCompleted.IsZero() {
+		c.ref.SliceNow(ctx, f.opt.SliceBudget)
+		c.sliced = true
+		_ = c.cat.ForceSync(ctx)
+	}
+}
+
+// fillPage puts the listing's entries [offset, end) into e: each record
+// re-checked live (one outside this view is left out without trace, R19),
+// each card only when it may be shown as historical; look-alikes marked.
+func (f *Frontend) fillPage(c *call, e *Envelope, list *listing, offset, end int) {
+	var recs []*local.Project // parallel to e.Projects: nil for a card
+	for i := offset; i < end; i++ {
+		if slug, ok := isCardRef(list.ids[i]); ok {
+			if cd := c.cat.Card(slug); cd != nil && f.historicalCard(c, cd) {
+				e.Projects = append(e.Projects, f.cardProject(cd, list.reasonsAt(i), AvailabilityHistorical))
+				recs = append(recs, nil)
+			}
+			continue
+		}
+		p := c.cat.Get(list.ids[i])
+		if p == nil {
+			continue
+		}
+		ck := catalog.Recheck(p, c.pol)
+		if !ck.Allowed {
+			continue // outside this view: omitted without trace (R19)
+		}
+		e.Projects = append(e.Projects, f.project(c, p, ck, list.reasonsAt(i), list.workspaceAt(i), true))
+		recs = append(recs, p)
+	}
+	markLookalikes(e.Projects, recs, c.pol)
 }
 
 // binding names what a cursor is bound to: the view, the arguments, and
@@ -259,7 +275,7 @@ func (f *Frontend) addRecall(ctx context.Context, c *call, l *listing, query str
 	}
 	me := c.cat.MachineID()
 	for _, h := range hits {
-		if seen[h.ProjectID] || h.MachineID != me || !store.ValidProjectID(h.ProjectID) {
+		if seen[h.ProjectID] || h.MachineID != me || !ids.ValidProjectID(h.ProjectID) {
 			continue
 		}
 		if !c.cat.Visible(h.ProjectID, c.pol) {

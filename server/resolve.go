@@ -7,7 +7,7 @@ import (
 
 	"github.com/cgcat/cgcat/local"
 	"github.com/cgcat/cgcat/local/catalog"
-	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/ids"
 )
 
 // Resolve answers local_codegraph_resolve (R21): the current record of an
@@ -18,10 +18,10 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 		return early, err
 	}
 	var p *local.Project
-	if store.ValidProjectID(a.ProjectID) {
+	if ids.ValidProjectID(a.ProjectID) {
 		p = c.cat.Get(a.ProjectID)
 	}
-	if p == nil && store.ValidProjectID(a.ProjectID) {
+	if p == nil && ids.ValidProjectID(a.ProjectID) {
 		if e := f.resolveCard(ctx, c, a.ProjectID); e != nil {
 			return e, nil
 		}
@@ -29,7 +29,7 @@ func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error
 	if p == nil {
 		e := f.envelope(c, StatusUnknownProject)
 		msg := "No project with this id is known on this machine. It may come from another machine, or a record that was forgotten: search again with " + f.searchWith() + "."
-		if !store.ValidProjectID(a.ProjectID) {
+		if !ids.ValidProjectID(a.ProjectID) {
 			msg = "This is not a projectId issued by this catalog (ids look like cg_ followed by 16 letters and digits; a path is never an id). Search with " + f.searchWith() + " instead."
 		}
 		e.Message = prepend(msg, e.Message)

@@ -55,7 +55,7 @@ func TestUnfinishedPassNobodyWalksIsIdle(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = fx.dataDir
 	cfg.Discovery.Roots, cfg.Sharing.Roots = []string{fx.root}, []string{fx.root}
-	f := NewFrontend(Options{Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	f := NewFrontend(Options{Config: config.Fixed(&cfg), Processes: refresh.Processes{}, Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 		cat, err := catalog.Load(ctx, st)
 		return cat, nil, err
 	}})

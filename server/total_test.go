@@ -9,7 +9,6 @@ import (
 
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -29,7 +28,7 @@ func TestTotalAndOffset(t *testing.T) {
 		cfg := config.Default()
 		cfg.DataDir = dataDir
 		cfg.Discovery.Roots, cfg.Sharing.Roots, cfg.Sharing.DenyRoots = []string{root}, []string{root}, deny
-		f := NewFrontend(Options{Face: face, Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+		f := NewFrontend(Options{Face: face, Config: config.Fixed(&cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, Discovery, error) {
 			st, err := store.Open(ctx, dataDir)
 			if err != nil {
 				return nil, nil, err

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
@@ -275,7 +276,7 @@ func WriteSynthetic(ctx context.Context, base []Base, n int, root, dataDir strin
 				return err
 			}
 			recs = append(recs, &local.Project{
-				ID: store.NewProjectID(), Root: abs, RecordRevision: 1, Meta: m, MetaHash: scan.MetaHash(m),
+				ID: ids.NewProjectID(), Root: abs, RecordRevision: 1, Meta: m, MetaHash: scan.MetaHash(m),
 				Availability: local.Present, IndexState: local.MarkerPresent,
 				FirstSeen: now, LastSeen: now, ValidatedAt: now,
 			})

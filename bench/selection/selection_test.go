@@ -20,7 +20,6 @@ import (
 
 	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
 	"github.com/cgcat/cgcat/local/scan"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/server"
@@ -110,7 +109,7 @@ func newFixture(tb testing.TB) *fixture {
 	}
 	s.Close()
 	fx := &fixture{root: root, recs: recs, qs: qs, scan: time.Since(t0), store: DirSize(data)}
-	fx.f = server.NewFrontend(server.Options{Config: config.Fixed(cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+	fx.f = server.NewFrontend(server.Options{Config: config.Fixed(cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, server.Discovery, error) {
 		cat, err := catalog.Load(ctx, st)
 		return cat, nil, err
 	}})
@@ -370,7 +369,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
-			f := server.NewFrontend(server.Options{Config: config.Fixed(cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
+			f := server.NewFrontend(server.Options{Config: config.Fixed(cfg), Open: func(ctx context.Context, _ *config.Config) (*catalog.Catalog, server.Discovery, error) {
 				st, err := store.Open(ctx, data)
 				if err != nil {
 					return nil, nil, err

@@ -321,7 +321,7 @@ func checkHintFiles(ctx context.Context, cfg *config.Config, rejected *[]local.G
 		h.Note = "no catalog yet; `cgcat scan` builds it"
 		return h
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		h.Note = fmt.Sprintf("the catalog cannot be opened: %v; `cgcat doctor` says more", err)
 		return h

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/spf13/cobra"
 )
@@ -75,14 +76,14 @@ func newPruneCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func runForget(ctx context.Context, g *globalOptions, o *forgetOptions, ids []string, out io.Writer) error {
-	for _, id := range ids {
-		if !store.ValidProjectID(id) {
+func runForget(ctx context.Context, g *globalOptions, o *forgetOptions, projectIDs []string, out io.Writer) error {
+	for _, id := range projectIDs {
+		if !ids.ValidProjectID(id) {
 			return &exitError{code: 2, err: fmt.Errorf("%q is not a project id (ids look like cg_ followed by 16 letters and digits; `cgcat projects` shows them)", local.Printable(id))}
 		}
 	}
 	rep, err := removeRecords(ctx, g, o.dryRun, func(p *local.Project) bool {
-		for _, id := range ids {
+		for _, id := range projectIDs {
 			if p.ID == id {
 				return true
 			}
@@ -92,7 +93,7 @@ func runForget(ctx context.Context, g *globalOptions, o *forgetOptions, ids []st
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	for _, id := range projectIDs {
 		found := false
 		for _, f := range rep.Forgotten {
 			found = found || f.ProjectID == id
@@ -165,7 +166,7 @@ func removeRecords(ctx context.Context, g *globalOptions, dryRun bool, match fun
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 		return gbrainDisabled(cfg)
 	}
 	logger := newLogger(errOut)
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 	"strings"
 	"testing"
+
+	"github.com/cgcat/cgcat/cmd/cgcat/doctor"
 
 	"github.com/cgcat/cgcat/gbrain"
 	"github.com/cgcat/cgcat/gbrain/gbraintest"

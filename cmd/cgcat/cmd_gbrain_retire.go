@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/cgcat/cgcat/local/catalog"
-	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/spf13/cobra"
 )
@@ -46,7 +45,7 @@ func runGBrainRetire(ctx context.Context, g *globalOptions, o *gbrainRetireOptio
 		return gbrainDisabled(cfg)
 	}
 	logger := newLogger(errOut)
-	st, err := store.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -160,12 +160,12 @@ func runProjects(ctx context.Context, g *globalOptions, o *projectsOptions, quer
 	if cfg.HasRoots() && f.Catalog().State().LastCompleted.IsZero() {
 		// The CLI has no background loop: finish discovery first, with
 		// progress — after GBrain's cards of a fresh store are mirrored.
-		primeMirror(ctx, cfg, f.Catalog(), newLogger(errOut), errOut)
-		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
+		primeMirror(ctx, cfg, f.parts(), newLogger(errOut), errOut)
+		if err := scanToCompletion(ctx, cfg, f.parts().st, errOut); err != nil {
 			return err
 		}
 	}
-	e, err := listProjects(ctx, f, a, o.all, o.limit)
+	e, err := listProjects(ctx, f.Frontend, a, o.all, o.limit)
 	if err != nil {
 		return err
 	}

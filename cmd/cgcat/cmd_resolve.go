@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cgcat/cgcat/local/store"
-
 	"github.com/cgcat/cgcat/local/config"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +59,7 @@ func newResolveCommand(g *globalOptions) *cobra.Command {
 // not an id, not shaped like one (cg_…), and not a path (which resolve
 // refuses, as the tool does).
 func byName(arg string) bool {
-	return !store.ValidProjectID(arg) && !strings.HasPrefix(arg, "cg_") && !filepath.IsAbs(arg) && !strings.HasPrefix(arg, "~") && !strings.HasPrefix(arg, ".")
+	return !ids.ValidProjectID(arg) && !strings.HasPrefix(arg, "cg_") && !filepath.IsAbs(arg) && !strings.HasPrefix(arg, "~") && !strings.HasPrefix(arg, ".")
 }
 
 // resolveArgs: exactly one id.

@@ -16,6 +16,7 @@ import (
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/scan"
+	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/spf13/cobra"
 )
@@ -74,16 +75,17 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 		return errNotSetUp(g)
 	}
 	logger := newLogger(errOut)
-	cat, _, err := openCatalog(ctx, cfg, config.Fixed(cfg), logger)
+	p, err := openParts(ctx, cfg, config.Fixed(cfg), logger)
 	if err != nil {
 		return err
 	}
-	primeMirror(ctx, cfg, cat, logger, errOut)
+	cat := p.cat
+	primeMirror(ctx, cfg, p, logger, errOut)
 	defer func() { _ = cat.Sync(ctx) }()
 	start := time.Now()
 	var sum scanSummary
 	if o.once {
-		s, err := startScanner(ctx, cfg, cat, errOut)
+		s, err := startScanner(ctx, cfg, p.st, errOut)
 		if err != nil {
 			return err
 		}
@@ -94,7 +96,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 		}
 		sum.Pass, sum.Finished, sum.Directories, sum.ProjectsSeen = st.Pass, !st.PassRunning, st.PassDirs, st.PassProjects
 	} else {
-		if err := scanToCompletionSum(ctx, cfg, cat, errOut, &sum); err != nil {
+		if err := scanToCompletionSum(ctx, cfg, p.st, errOut, &sum); err != nil {
 			return err
 		}
 	}
@@ -119,7 +121,7 @@ func runScan(ctx context.Context, g *globalOptions, o *scanOptions, out, errOut 
 	if el > 0 {
 		sum.DirsPerSecond = float64(sum.Directories) / el.Seconds()
 	}
-	if rs, err := projection.ReadRecovery(ctx, cat.Store()); err == nil && rs.Blocks() && cfg.GBrain.Enabled {
+	if rs, err := projection.ReadRecovery(ctx, p.st); err == nil && rs.Blocks() && cfg.GBrain.Enabled {
 		sum.IDsPending = rs.Pending
 	}
 	if o.json {
@@ -189,25 +191,25 @@ func visibleGaps(gaps []local.Gap, pol catalog.Policy) []local.Gap {
 
 // startScanner takes the scan lease, waiting (with a note on a terminal)
 // while another process scans.
-func startScanner(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer) (*scan.Scanner, error) {
-	s, err := scan.TryStart(ctx, cat.Store(), scan.OptionsFrom(cfg))
+func startScanner(ctx context.Context, cfg *config.Config, st *store.Store, errOut io.Writer) (*scan.Scanner, error) {
+	s, err := scan.TryStart(ctx, st, scan.OptionsFrom(cfg))
 	if errors.Is(err, lease.ErrHeld) {
 		_, pid := lease.Holder(scan.LeasePath(cfg.DataDir))
 		fmt.Fprintf(errOut, "cgcat: another cgcat process (pid %d) is scanning this catalog; waiting for it…\n", pid)
-		s, err = scan.Start(ctx, cat.Store(), scan.OptionsFrom(cfg))
+		s, err = scan.Start(ctx, st, scan.OptionsFrom(cfg))
 	}
 	return s, err
 }
 
-func scanToCompletion(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer) error {
+func scanToCompletion(ctx context.Context, cfg *config.Config, st *store.Store, errOut io.Writer) error {
 	var sum scanSummary
-	return scanToCompletionSum(ctx, cfg, cat, errOut, &sum)
+	return scanToCompletionSum(ctx, cfg, st, errOut, &sum)
 }
 
 // scanToCompletionSum runs rounds until a pass finishes, showing progress
 // on a terminal.
-func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, errOut io.Writer, sum *scanSummary) error {
-	s, err := startScanner(ctx, cfg, cat, errOut)
+func scanToCompletionSum(ctx context.Context, cfg *config.Config, st *store.Store, errOut io.Writer, sum *scanSummary) error {
+	s, err := startScanner(ctx, cfg, st, errOut)
 	if err != nil {
 		return err
 	}
@@ -254,8 +256,8 @@ func scanToCompletionSum(ctx context.Context, cfg *config.Config, cat *catalog.C
 // machine's cards are read, however long that takes (progress shows on a
 // terminal), so its projects keep their ids. GBrain unreachable is said,
 // and the scan goes on with the ids pending.
-func primeMirror(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, log *slog.Logger, errOut io.Writer) {
-	if !cfg.GBrain.Enabled || cat.Len() > 0 {
+func primeMirror(ctx context.Context, cfg *config.Config, p *parts, log *slog.Logger, errOut io.Writer) {
+	if !cfg.GBrain.Enabled || p.cat.Len() > 0 {
 		return
 	}
 	tty, last := isTerminal(errOut), time.Time{}
@@ -265,7 +267,7 @@ func primeMirror(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, 
 			fmt.Fprintf(errOut, "\r\033[Kreading this machine's GBrain cards: %d/%d", done, total)
 		}
 	}
-	rs, err := projection.PrimeMirror(ctx, cfg, cat.Store(), log, progress)
+	rs, err := projection.PrimeMirror(ctx, cfg, p.st, log, progress)
 	if tty {
 		fmt.Fprint(errOut, "\r\033[K")
 	}
@@ -273,7 +275,7 @@ func primeMirror(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, 
 	case err != nil:
 		fmt.Fprintf(errOut, "cgcat: this machine's GBrain cards could not be read before this first scan (%v); the ids it binds are pending, and no card is written until the cards are read\n", err)
 	case rs != nil:
-		_ = cat.Sync(ctx)
+		_ = p.cat.Sync(ctx)
 		fmt.Fprintf(errOut, "cgcat: %d of this machine's GBrain cards read before the first scan (%d of format 1): its projects keep their ids\n", rs.Own, rs.Old)
 	}
 }

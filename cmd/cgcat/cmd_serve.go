@@ -87,14 +87,15 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, in io.Read
 			}
 			// GBrain never blocks discovery beyond the prime budget, nor
 			// any answer (R32).
-			gbf.st = f.Catalog().Store()
+			p := f.parts()
+			gbf.st = p.st
 			bg.Add(1)
 			go func() { defer bg.Done(); gbf.run(ctx) }()
-			f.Refresher().Run(ctx)
+			p.ref.Run(ctx)
 		}()
 	}
 
-	s := protocol.New(f, version)
+	s := protocol.New(f.Frontend, version)
 	stdio := mcpserver.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(errOut, "cgcat mcp: ", log.LstdFlags))
 	// Calls answer from memory in about a millisecond; a burst (a host

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/spf13/cobra"
 )
 
@@ -54,7 +54,7 @@ func runShow(ctx context.Context, g *globalOptions, o *showOptions, words string
 	}
 	// The detail of a name's pick is the resolve answer for its id: the
 	// same facts, checked now, as `cgcat resolve ID` and the tool give.
-	if !store.ValidProjectID(words) {
+	if !ids.ValidProjectID(words) {
 		return runResolve(ctx, g, &resolveOptions{json: o.json}, pk.project.ProjectID, out, errOut)
 	}
 	return printResolved(out, pk.env, o.json)

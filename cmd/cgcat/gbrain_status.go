@@ -75,7 +75,7 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 	}
 	g := cfg.GBrain
 	s.ExpectedBrain, s.ExpectedSource, s.SlugPrefix, s.Projection, s.SemanticSearch = g.ExpectedBrain, g.ExpectedSource, g.SlugPrefix, g.Projection, g.SemanticSearch
-	if st, err := store.Open(ctx, cfg.DataDir); err != nil {
+	if st, err := openStore(ctx, cfg); err != nil {
 		s.StoreError = err.Error()
 	} else {
 		if s.Store, err = projection.ReadStatus(ctx, st); err != nil {

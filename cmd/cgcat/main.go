@@ -138,12 +138,12 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	if err == nil {
 		return exitOK
 	}
-	code, msg := exitFailure, err.Error()
+	code, msg := exitFailure, explain(err).Error()
 	var ee *exitError
 	if errors.As(err, &ee) {
 		code, msg = ee.code, ""
 		if ee.err != nil {
-			msg = ee.err.Error()
+			msg = explain(ee.err).Error()
 		}
 	}
 	if msg == "" {

@@ -8,7 +8,7 @@ import (
 	"unicode"
 
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/store"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/server"
 )
 
@@ -44,7 +44,7 @@ func pickProject(ctx context.Context, g *globalOptions, words, ws string, errOut
 		return nil, errNotSetUp(g)
 	}
 	f := newCLIFrontend(config.Fixed(cfg), errOut)
-	if store.ValidProjectID(words) {
+	if ids.ValidProjectID(words) {
 		e, err := f.Resolve(ctx, server.ResolveArgs{ProjectID: words})
 		if err != nil {
 			return nil, err
@@ -58,8 +58,8 @@ func pickProject(ctx context.Context, g *globalOptions, words, ws string, errOut
 		return nil, err
 	}
 	if f.Catalog().State().LastCompleted.IsZero() {
-		primeMirror(ctx, cfg, f.Catalog(), newLogger(errOut), errOut)
-		if err := scanToCompletion(ctx, cfg, f.Catalog(), errOut); err != nil {
+		primeMirror(ctx, cfg, f.parts(), newLogger(errOut), errOut)
+		if err := scanToCompletion(ctx, cfg, f.parts().st, errOut); err != nil {
 			return nil, err
 		}
 	}
@@ -122,7 +122,7 @@ func notPicked(pk *picked, words string, t termOut, errOut io.Writer) error {
 	switch {
 	case e.Status == server.StatusSetupRequired:
 		return &exitError{code: exitFailure, err: fmt.Errorf("%s", e.Message)}
-	case store.ValidProjectID(words):
+	case ids.ValidProjectID(words):
 		return &exitError{code: exitNotFound, err: fmt.Errorf("%s: %s. %s", words, e.Status, e.Message)}
 	case e.Status == server.StatusNoMatches:
 		writeNotes(errOut, e, words, t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,16 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
-	"github.com/cgcat/cgcat/local/refresh"
-	"github.com/cgcat/cgcat/local/scan"
-	"github.com/cgcat/cgcat/local/store"
-	"github.com/cgcat/cgcat/projection"
-	"github.com/cgcat/cgcat/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -333,96 +325,6 @@ func (g *globalOptions) liveConfig() *config.Live {
 	})
 }
 
-// openCatalog opens the store and loads the catalog with its refresher,
-// whose walk settings follow live.
-func openCatalog(ctx context.Context, cfg *config.Config, live *config.Live, log *slog.Logger) (*catalog.Catalog, *refresh.Refresher, error) {
-	st, err := store.Open(ctx, cfg.DataDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := catalog.Load(ctx, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := func() scan.Options {
-		if c, _ := live.Current(); c != nil {
-			return scan.OptionsFrom(c)
-		}
-		return scan.OptionsFrom(cfg)
-	}
-	ref := refresh.New(cat, opts, time.Duration(cfg.Discovery.RefreshIntervalSeconds)*time.Second, log)
-	return cat, ref, nil
-}
-
-// frontendGBrain is what GBrain adds to a frontend: semantic recall (nil
-// unless gbrain.semanticSearch), the card lookup of resolve, and the mirror
-// a fresh store's first discovery waits for.
-type frontendGBrain struct {
-	recall local.Recall
-	cards  local.CardLookup
-	// mirrorReady, when set, holds discovery back until it is closed (at
-	// most mirrorBudget): GBrain's cards give a fresh store's ids back.
-	mirrorReady  <-chan struct{}
-	mirrorBudget time.Duration
-}
-
-// cliGBrain is the GBrain side of a CLI twin (`cgcat projects`, `cgcat
-// resolve`): the mirror the lease holder keeps, and resolve's card lookup
-// — the same path as the tools.
-func cliGBrain(cfg *config.Config, log *slog.Logger) frontendGBrain {
-	var gb frontendGBrain
-	if cl, err := projection.NewCardLookup(cfg, log); err == nil && cl != nil {
-		gb.cards = cl
-	}
-	return gb
-}
-
-// newFrontend builds the frontend that the tools and the CLI twins share.
-// codegraphServer names the host's CodeGraph server in handoffs ("" for
-// the default); gb is what GBrain adds (nothing when it is off).
-func newFrontend(live *config.Live, workspace string, log *slog.Logger, gb frontendGBrain, codegraphServer string) *server.Frontend {
-	return newFrontendFor(server.FaceAgent, live, workspace, log, gb, codegraphServer)
-}
-
-// newCLIFrontend is the frontend of the CLI twins (`cgcat projects`,
-// `cgcat resolve`, completion): the same answers, GBrain's mirror and card
-// lookup included, with messages that name cgcat's commands instead of the
-// tools.
-func newCLIFrontend(live *config.Live, errOut io.Writer) *server.Frontend {
-	log := newLogger(errOut)
-	cfg, _ := live.Current()
-	var gb frontendGBrain
-	if cfg != nil {
-		gb = cliGBrain(cfg, log)
-	}
-	return newFrontendFor(server.FaceCLI, live, "", log, gb, "")
-}
-
-func newFrontendFor(face server.Face, live *config.Live, workspace string, log *slog.Logger, gb frontendGBrain, codegraphServer string) *server.Frontend {
-	cfg, _ := live.Current()
-	opt := server.Options{
-		Face:            face,
-		Config:          live,
-		Workspace:       workspace,
-		Log:             log,
-		Recall:          gb.recall,
-		Cards:           gb.cards,
-		CodeGraphServer: codegraphServer,
-		Open: func(ctx context.Context, cfg *config.Config) (*catalog.Catalog, *refresh.Refresher, error) {
-			cat, ref, err := openCatalog(ctx, cfg, live, log)
-			if err == nil && gb.mirrorReady != nil {
-				ref.HoldFirstRound(gb.mirrorReady, gb.mirrorBudget)
-			}
-			return cat, ref, err
-		},
-	}
-	if cfg != nil {
-		opt.SliceBudget = time.Duration(cfg.Discovery.MaxSliceMs) * time.Millisecond
-		opt.RecallBudget = time.Duration(cfg.GBrain.RecallBudgetMs) * time.Millisecond
-	}
-	return server.NewFrontend(opt)
-}
-
 func newLogger(w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	switch strings.ToLower(os.Getenv("CGCAT_LOG")) {
@@ -433,7 +335,7 @@ func newLogger(w io.Writer) *slog.Logger {
 	case "error":
 		level = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: explainAttr}))
 }
 
 func warn(w io.Writer, cfg *config.Config) {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
@@ -95,7 +94,7 @@ func (g *gbrainFollower) apply(ctx context.Context, cfg *config.Config) {
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	// The projector asks the policy in force (the live config) per record.
-	svc := projection.StartWith(sctx, cfg, g.st, catalog.Live(g.live), g.log, opt)
+	svc := startProjection(sctx, cfg, g.st, g.live, g.log, opt)
 	g.svc, g.cancel = svc, cancel
 	g.recall.set(svc.Recall())
 	cl, err := projection.NewCardLookup(cfg, g.log)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -23,7 +24,7 @@ func TestCardSearchRanksOnlyUnboundCards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &local.Project{ID: store.NewProjectID(), Root: "/code/quasar", Meta: local.Metadata{Name: "quasar"}, RecordRevision: 1}
+	rec := &local.Project{ID: ids.NewProjectID(), Root: "/code/quasar", Meta: local.Metadata{Name: "quasar"}, RecordRevision: 1}
 	other := &local.Card{Slug: "catalog/codegraph/cg_aaaaaaaaaaaaaaaa", ProjectID: "cg_aaaaaaaaaaaaaaaa", MachineID: "m_other", Name: "quasar-elsewhere"}
 	own := &local.Card{Slug: "catalog/codegraph/" + rec.ID, ProjectID: rec.ID, MachineID: st.MachineID(), Name: "quasar"}
 	update := func(fn func(tx *store.Tx) error) {

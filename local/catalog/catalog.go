@@ -3,7 +3,10 @@
 // a published base as mapped (records decoded on demand, the index
 // prebuilt) plus what changed since, in memory. It follows what writers publish (package view) — one stat per
 // call when nothing changed, the changed records otherwise — and never opens
-// the store, so no other process can make it wait.
+// the store, so no other process can make it wait. The store comes in as
+// an [Authority], read only when the published files cannot be used, and
+// is never handed on: writers get it from the composition root (cmd/cgcat,
+// wire.go).
 //
 // It also owns the sharing policy and the live re-check of a record before
 // its path is handed out. It never writes a project's files and never opens
@@ -14,16 +17,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
-	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/search"
-	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 )
 
@@ -36,7 +35,7 @@ import (
 // become tombstones. Sharing decisions for the base's records are kept per
 // view as a bitmap over its slots.
 type Catalog struct {
-	st     *store.Store
+	src    Authority
 	follow *view.Follower
 
 	mu       sync.RWMutex
@@ -63,7 +62,7 @@ type Catalog struct {
 	// forgotten are the ids forgotten in this store, from the base and
 	// the deltas after it.
 	forgotten map[string]bool
-	// rootKeys maps each record's root key (store.Identity.RootKey) to its
+	// rootKeys maps each record's root key (the identity's RootKey) to its
 	// id, built when first needed for a revision.
 	rootKeys    map[string]string
 	rootKeysRev uint64
@@ -71,17 +70,34 @@ type Catalog struct {
 	syncMu sync.Mutex
 }
 
-// Load follows the published catalog of st's data dir. Nothing published
+// Authority is the store behind the published catalog (package store's
+// Store; cmd wires it). The catalog only reads through it when the
+// published files cannot be used, and never hands it on: writers get the
+// store from the composition root, not from the read model.
+type Authority interface {
+	DataDir() string
+	// ReadCatalog reads the whole catalog without the store's lock (R39).
+	ReadCatalog(ctx context.Context) (*view.Snapshot, error)
+	// Damage is why the store cannot be written (nil when sound).
+	Damage() error
+	// MachineID, RootKey and Key are this machine's identity: its id, the
+	// keyed hash a card carries for a root key, a secret for a purpose.
+	MachineID() string
+	RootKey(rootKey string) string
+	Key(purpose string) []byte
+}
+
+// Load follows the published catalog of src's data dir. Nothing published
 // yet is not an error: the catalog is empty until a writer publishes.
-func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
-	c := &Catalog{st: st, follow: view.NewFollower(st.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
+func Load(ctx context.Context, src Authority) (*Catalog, error) {
+	c := &Catalog{src: src, follow: view.NewFollower(src.DataDir()), over: map[string]*local.Project{}, byRoot: map[string]string{}, index: search.New(),
 		cards: map[string]*local.Card{}, byProject: map[string][]string{}, cardIndex: search.New()}
 	// When the published files cannot be used, the store itself is read
 	// (without its lock: R39).
 	c.follow.SetFallback(func() (*view.Snapshot, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return st.ReadCatalog(ctx)
+		return src.ReadCatalog(ctx)
 	})
 	if err := c.ForceSync(ctx); err != nil {
 		return nil, err
@@ -89,8 +105,12 @@ func Load(ctx context.Context, st *store.Store) (*Catalog, error) {
 	return c, nil
 }
 
-// Store is the store behind the catalog (for writers: discovery, GBrain).
-func (c *Catalog) Store() *store.Store { return c.st }
+// DataDir is the data dir whose published catalog this follows.
+func (c *Catalog) DataDir() string { return c.src.DataDir() }
+
+// StoreDamage is why the store behind the catalog cannot be written (nil
+// when sound): answers then come from the last published catalog.
+func (c *Catalog) StoreDamage() error { return c.src.Damage() }
 
 // Sync brings the view up to date with what any process published. It
 // costs one stat when nothing changed and never waits for another process,
@@ -225,6 +245,18 @@ func (c *Catalog) apply(u view.Update) {
 		c.dropCard(slug)
 	}
 	c.cardIndex = cx
+	c.overlayLocked(changes)
+	if n := len(u.Deltas); n > 0 {
+		d := u.Deltas[n-1]
+		c.seq, c.rev, c.state, c.gbrain = d.Seq, d.Revision, d.State, d.GBrain
+	}
+	c.index = ix
+	c.lastErr = nil
+}
+
+// overlayLocked puts changed records into the overlay (c.mu held): their
+// root bindings, the count, and the sharing decisions to make again.
+func (c *Catalog) overlayLocked(changes []change) {
 	for _, ch := range changes {
 		had := c.hasLocked(ch.id)
 		if old := c.over[ch.id]; old != nil && c.byRoot[pathid.Key(old.Root)] == ch.id {
@@ -244,12 +276,6 @@ func (c *Catalog) apply(u view.Update) {
 			delete(m, ch.id)
 		}
 	}
-	if n := len(u.Deltas); n > 0 {
-		d := u.Deltas[n-1]
-		c.seq, c.rev, c.state, c.gbrain = d.Seq, d.Revision, d.State, d.GBrain
-	}
-	c.index = ix
-	c.lastErr = nil
 }
 
 func changedIn(over map[string]*local.Project, id string) bool {
@@ -273,142 +299,6 @@ func (c *Catalog) hasLocked(id string) bool {
 		return ok
 	}
 	return false
-}
-
-// indexCards keeps the card index to the cards that can be answered as
-// historical: those whose project id is not bound here (a card of a bound
-// project never is; leaving this machine's own cards out keeps a search
-// with GBrain on as cheap as one without). A record bound or forgotten in
-// this update (after: the ids it touched, bound after it or not) moves its
-// cards out of or into the index.
-func (c *Catalog) indexCards(cx *search.Index, full bool, after map[string]bool, cards []*local.Card, deletedCards []string, boundAfter func(string) bool) {
-	var freed []*local.Card // cards of records forgotten now
-	var taken []string      // cards of records bound now
-	if !full {
-		c.mu.RLock()
-		for id, bound := range after {
-			switch was := c.hasLocked(id); {
-			case bound && !was:
-				taken = append(taken, c.byProject[id]...)
-			case !bound && was:
-				for _, slug := range c.byProject[id] {
-					freed = append(freed, c.cards[slug])
-				}
-			}
-		}
-		c.mu.RUnlock()
-	}
-	for _, slug := range taken {
-		cx.Delete(slug)
-	}
-	gone := map[string]bool{}
-	for _, slug := range deletedCards {
-		gone[slug] = true
-		cx.Delete(slug)
-	}
-	// Cards of records forgotten now become answerable (unless replaced or
-	// deleted in this same update).
-	updated := map[string]bool{}
-	for _, cd := range cards {
-		updated[cd.Slug] = true
-	}
-	for _, cd := range freed {
-		if cd != nil && !gone[cd.Slug] && !updated[cd.Slug] {
-			cx.Put(search.CardDoc(cd))
-		}
-	}
-	for _, cd := range cards {
-		if boundAfter(cd.ProjectID) {
-			cx.Delete(cd.Slug)
-		} else {
-			cx.Put(search.CardDoc(cd))
-		}
-	}
-}
-
-// dropCard forgets a mirrored card (c.mu held).
-func (c *Catalog) dropCard(slug string) {
-	old := c.cards[slug]
-	if old == nil {
-		return
-	}
-	delete(c.cards, slug)
-	rest := slices.DeleteFunc(slices.Clone(c.byProject[old.ProjectID]), func(s string) bool { return s == slug })
-	if len(rest) == 0 {
-		delete(c.byProject, old.ProjectID)
-	} else {
-		c.byProject[old.ProjectID] = rest
-	}
-}
-
-// CardsOf returns the mirrored cards that name projectID (copies).
-func (c *Catalog) CardsOf(projectID string) []*local.Card {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var out []*local.Card
-	for _, slug := range c.byProject[projectID] {
-		cp := *c.cards[slug]
-		out = append(out, &cp)
-	}
-	return out
-}
-
-// ByRootKey returns the record whose root has the given root key (the
-// keyed hash a card carries instead of a path), or nil.
-func (c *Catalog) ByRootKey(key string) *local.Project {
-	if key == "" {
-		return nil
-	}
-	id := c.st.Identity()
-	c.mu.Lock()
-	if c.rootKeys == nil || c.rootKeysRev != c.rev {
-		c.rootKeys = make(map[string]string, c.n)
-		if b := c.base; b != nil {
-			for s := range uint32(b.Len()) {
-				if rid := b.ID(s); !changedIn(c.over, rid) {
-					c.rootKeys[id.RootKey(pathid.Key(b.Root(s)))] = rid
-				}
-			}
-		}
-		for pid, p := range c.over {
-			if p != nil {
-				c.rootKeys[id.RootKey(pathid.Key(p.Root))] = pid
-			}
-		}
-		c.rootKeysRev = c.rev
-	}
-	pid := c.rootKeys[key]
-	c.mu.Unlock()
-	if pid == "" {
-		return nil
-	}
-	return c.Get(pid)
-}
-
-// Card returns a copy of the mirrored card at slug, or nil.
-func (c *Catalog) Card(slug string) *local.Card {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if cd := c.cards[slug]; cd != nil {
-		cp := *cd
-		return &cp
-	}
-	return nil
-}
-
-// SearchCards ranks the mirrored cards that keep accepts, the first n. Only
-// cards whose project id is not bound here are ranked (see indexCards).
-func (c *Catalog) SearchCards(query string, keep func(*local.Card) bool, n int) []search.Hit {
-	c.mu.RLock()
-	cx := c.cardIndex
-	c.mu.RUnlock()
-	hits, _ := cx.SearchTop(query, func(slug string) bool {
-		c.mu.RLock()
-		cd := c.cards[slug]
-		c.mu.RUnlock()
-		return cd != nil && keep(cd)
-	}, n)
-	return hits
 }
 
 // Revision is the catalogRevision of the view.
@@ -441,10 +331,10 @@ func (c *Catalog) GBrain() local.GBrainContact {
 }
 
 // Secret is the key cursors are signed with.
-func (c *Catalog) Secret() []byte { return c.st.Identity().Key("cursor") }
+func (c *Catalog) Secret() []byte { return c.src.Key("cursor") }
 
 // MachineID is this data dir's machine id.
-func (c *Catalog) MachineID() string { return c.st.MachineID() }
+func (c *Catalog) MachineID() string { return c.src.MachineID() }
 
 // RecordsAt calls fn for a copy of every record (of any availability, any
 // view) and reports true when the view is exactly store storeID at
@@ -646,219 +536,4 @@ func (c *Catalog) Listed(id string) (local.Availability, time.Time, bool) {
 		}
 	}
 	return "", time.Time{}, false
-}
-
-// Search ranks the records the policy lets this frontend see.
-func (c *Catalog) Search(query string, pol Policy) []search.Hit {
-	hits, _ := c.SearchTop(query, pol, -1)
-	return hits
-}
-
-// SearchTop is Search cut to the first n hits, with the total count; only
-// those n are sorted and explained.
-func (c *Catalog) SearchTop(query string, pol Policy, n int) ([]search.Hit, int) {
-	ix, f := c.filter(pol)
-	return ix.SearchFilter(query, f, n)
-}
-
-// Suggest returns up to n spellings close to the query's words, from the
-// names, aliases and package names of the records this frontend may see.
-func (c *Catalog) Suggest(query string, pol Policy, n int) []string {
-	ix, f := c.filter(pol)
-	return ix.SuggestFilter(query, f, n)
-}
-
-// List returns the ids the policy lets this frontend see, in stable order.
-func (c *Catalog) List(pol Policy) []string {
-	ix, f := c.filter(pol)
-	return ix.ListFilter(f)
-}
-
-// Visible reports whether the policy lets this frontend see the record.
-func (c *Catalog) Visible(id string, pol Policy) bool {
-	c.mu.RLock()
-	base := c.base
-	_, changed := c.over[id]
-	c.mu.RUnlock()
-	if !changed && base != nil {
-		if s, ok := base.Slot(id); ok {
-			return c.baseVis(base, pol).keep(s)
-		}
-	}
-	return c.visible(pol)(id)
-}
-
-// filter is the index and the keep filter for pol, from one moment of the
-// view (the base the filter decides slots of is the index's).
-func (c *Catalog) filter(pol Policy) (*search.Index, search.Filter) {
-	c.mu.RLock()
-	ix, base := c.index, c.base
-	c.mu.RUnlock()
-	f := search.Filter{ID: c.visible(pol)}
-	if base != nil {
-		f.Base = c.baseVis(base, pol).keep
-	}
-	return ix, f
-}
-
-// visible is the keep filter for pol over overlay records. Sharing
-// decisions are cached per view and record and dropped when the record
-// changes.
-func (c *Catalog) visible(pol Policy) func(string) bool {
-	vk := pol.ViewKey()
-	return func(id string) bool {
-		c.mu.RLock()
-		p := c.over[id]
-		ok, cached := c.allowed[vk][id]
-		c.mu.RUnlock()
-		if p == nil {
-			return false
-		}
-		if cached {
-			return ok
-		}
-		ok = pol.AllowsRecord(p)
-		c.mu.Lock()
-		if c.over[id] == p { // not replaced meanwhile
-			if c.allowed == nil {
-				c.allowed = map[uint64]map[string]bool{}
-			}
-			if c.allowed[vk] == nil {
-				c.allowed[vk] = map[string]bool{}
-			}
-			c.allowed[vk][id] = ok
-		}
-		c.mu.Unlock()
-		return ok
-	}
-}
-
-// baseVis is the sharing decisions of one view over the records of one
-// base: a bitmap over its slots, each decided once, when first asked (a
-// query decides the candidates it meets; a listing every record).
-type baseVis struct {
-	pol            Policy
-	base           *view.Base
-	known, allowed []uint64
-}
-
-func (c *Catalog) baseVis(base *view.Base, pol Policy) *baseVis {
-	vk := pol.ViewKey()
-	c.mu.RLock()
-	v := c.vis[vk]
-	c.mu.RUnlock()
-	if v != nil && v.base == base {
-		return v
-	}
-	words := (base.Len() + 63) / 64
-	nv := &baseVis{pol: pol, base: base, known: make([]uint64, words), allowed: make([]uint64, words)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v := c.vis[vk]; v != nil && v.base == base {
-		return v
-	}
-	if c.base != base {
-		return nv // the view moved on meanwhile: decide without keeping
-	}
-	if c.vis == nil {
-		c.vis = map[uint64]*baseVis{}
-	}
-	c.vis[vk] = nv
-	return nv
-}
-
-func (v *baseVis) keep(s uint32) bool {
-	w, m := s>>6, uint64(1)<<(s&63)
-	if atomic.LoadUint64(&v.known[w])&m != 0 {
-		return atomic.LoadUint64(&v.allowed[w])&m != 0
-	}
-	var buf [8]string
-	ok := v.base.Decide(s, buf[:0], func(root string, lineage []string) bool {
-		return v.pol.AllowsRecord(&local.Project{Root: root, Lineage: lineage})
-	})
-	if ok {
-		atomic.OrUint64(&v.allowed[w], m)
-	}
-	atomic.OrUint64(&v.known[w], m)
-	return ok
-}
-
-// Check is the outcome of a live re-check of one record.
-type Check struct {
-	OK           bool // root canonical and unchanged, marker present, policy allows
-	Allowed      bool // the live policy allows the root at all
-	Availability local.Availability
-	IndexState   local.IndexState
-	Why          string
-	At           time.Time
-}
-
-// Recheck looks at a record's root right now: it still exists, it is still
-// the same canonical path (a root swapped for a symlink to elsewhere
-// fails), it is not reached through an alias of a deny root, its own marker
-// is there, and the live policy allows it.
-func Recheck(p *local.Project, pol Policy) Check {
-	ck := Check{At: time.Now().UTC(), Allowed: pol.AllowsRecord(p)}
-	if !ck.Allowed {
-		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
-		return ck
-	}
-	if cached, ok := recheckCached(p, pol); ok {
-		return cached
-	}
-	fullChecks.Add(1)
-	// One descent from the discovery root with no symlink in the way
-	// gives the verdict and the identity of every directory on the way.
-	top := pol.discoveryRootOf(p.Root)
-	var rc marker.RootCheck
-	if len(pol.denyLive) > 0 {
-		rc = marker.ProbeRoot(p.Root, top)
-	} else {
-		// No deny root to match the ancestors against: the root is
-		// opened in one call, still with no symlink on the way.
-		rc = marker.ProbeRootAlone(p.Root)
-	}
-	// What the root and database looked like to the check, remembered
-	// with a positive verdict: read from the check's own descriptors
-	// (Linux), else by lstat afterwards. Either way a root or database
-	// changed after being looked at never matches the memory again.
-	rootLook, dbLook, looked := checkedLooks(rc)
-	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
-	if !rc.Project {
-		if ck.Availability == local.Present {
-			ck.Availability = local.Missing
-		}
-		if ck.Availability == local.Missing {
-			// Under a discovery root that is absent or an empty mount
-			// point, a project is on a volume that is offline, not
-			// deleted (R13, R42).
-			if why, off := marker.Offline(top); off {
-				ck.Availability, ck.IndexState, ck.Why = local.Inaccessible, local.MarkerUnknown, why
-			}
-		}
-		return ck
-	}
-	// On a case-insensitive volume a case-only rename keeps the directory
-	// but not the spelling the record hands out.
-	if canon, err := listedSpelling(p.Root, top); err != nil || canon != filepath.Clean(p.Root) {
-		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
-		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
-		return ck
-	}
-	if pol.deniesAny(append(rc.Ancestors, rc.ID)) {
-		ck.Allowed = false
-		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
-		return ck
-	}
-	ck.OK = true
-	if !looked {
-		var ok1, ok2 bool
-		rootLook, ok1 = lookAt(p.Root)
-		dbLook, ok2 = lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
-		looked = ok1 && ok2
-	}
-	if looked {
-		rememberRecheck(p, pol, ck, rootLook, dbLook)
-	}
-	return ck
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -19,7 +20,7 @@ func TestDataDirReplacedReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &local.Project{ID: store.NewProjectID(), Root: "/code/a", Meta: local.Metadata{Name: "alpha"}, RecordRevision: 1}
+	old := &local.Project{ID: ids.NewProjectID(), Root: "/code/a", Meta: local.Metadata{Name: "alpha"}, RecordRevision: 1}
 	if err := st.Update(ctx, func(tx *store.Tx) error { return tx.PutProject(old) }); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestDataDirReplacedReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := &local.Project{ID: store.NewProjectID(), Root: "/code/a", Meta: local.Metadata{Name: "alpha"}, RecordRevision: 1}
+	again := &local.Project{ID: ids.NewProjectID(), Root: "/code/a", Meta: local.Metadata{Name: "alpha"}, RecordRevision: 1}
 	if err := st2.Update(ctx, func(tx *store.Tx) error { return tx.PutProject(again) }); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestForgottenRecordLeavesTheView(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, _ := store.Open(ctx, dir)
-	p := &local.Project{ID: store.NewProjectID(), Root: "/code/gone", Meta: local.Metadata{Name: "zircon"}, RecordRevision: 1}
+	p := &local.Project{ID: ids.NewProjectID(), Root: "/code/gone", Meta: local.Metadata{Name: "zircon"}, RecordRevision: 1}
 	st.Update(ctx, func(tx *store.Tx) error { return tx.PutProject(p) })
 	cat, _ := Load(ctx, st)
 	if err := st.Update(ctx, func(tx *store.Tx) error { return tx.DeleteProject(p.ID) }); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/search"
 	"github.com/cgcat/cgcat/local/store"
 )
@@ -38,7 +39,7 @@ func TestCatalogFollowsCommitsExactly(t *testing.T) {
 		top := []string{"/code", "/code", "/code/secret", "/elsewhere"}[r.IntN(4)]
 		name := fmt.Sprintf("%s-%s", w(), w())
 		return &local.Project{
-			ID: store.NewProjectID(), Root: fmt.Sprintf("%s/%s/%s%d", top, w(), name, r.IntN(1e6)),
+			ID: ids.NewProjectID(), Root: fmt.Sprintf("%s/%s/%s%d", top, w(), name, r.IntN(1e6)),
 			Availability: []local.Availability{local.Present, local.Present, local.Missing}[r.IntN(3)],
 			Meta: local.Metadata{Name: name, Description: w() + " " + w() + " service", Readme: readme,
 				Packages: []string{"@" + w() + "/" + name}, Keywords: []string{w()}},
@@ -86,20 +87,20 @@ func TestCatalogFollowsCommitsExactly(t *testing.T) {
 	for step := range 70 {
 		var put []*local.Project
 		var del []string
-		ids := slices.Sorted(maps.Keys(live))
+		idList := slices.Sorted(maps.Keys(live))
 		for range 1 + r.IntN(6) {
 			switch k := r.IntN(10); {
 			case k < 4:
 				put = append(put, newRecord())
-			case k < 8 && len(ids) > 0: // a changed record: new metadata, same root
-				cp := *live[ids[r.IntN(len(ids))]]
+			case k < 8 && len(idList) > 0: // a changed record: new metadata, same root
+				cp := *live[idList[r.IntN(len(idList))]]
 				cp.Meta.Name = w() + "-" + w()
 				cp.Meta.Description = w() + " " + w()
 				cp.Availability = []local.Availability{local.Present, local.Missing}[r.IntN(2)]
 				cp.RecordRevision++
 				put = append(put, &cp)
-			case len(ids) > 0:
-				del = append(del, ids[r.IntN(len(ids))])
+			case len(idList) > 0:
+				del = append(del, idList[r.IntN(len(idList))])
 			}
 		}
 		put = slices.DeleteFunc(put, func(p *local.Project) bool { return slices.Contains(del, p.ID) })
@@ -174,10 +175,10 @@ func sameAsReference(t *testing.T, label string, cat *Catalog, live, gone map[st
 	if got, want := cat.ListWhere(pol, notMissing), ref.List(func(id string) bool { return keep(id) && live[id].Availability != local.Missing }); !slices.Equal(got, want) {
 		t.Fatalf("%s: ListWhere gives %d ids, want %d", label, len(got), len(want))
 	}
-	ids := slices.Sorted(maps.Keys(live))
-	for i, p := range cat.PresentAll(ids) {
-		if p != (live[ids[i]].Availability == local.Present) {
-			t.Fatalf("%s: PresentAll says %v of %s", label, p, ids[i])
+	idList := slices.Sorted(maps.Keys(live))
+	for i, p := range cat.PresentAll(idList) {
+		if p != (live[idList[i]].Availability == local.Present) {
+			t.Fatalf("%s: PresentAll says %v of %s", label, p, idList[i])
 		}
 	}
 	for _, q := range queries {
@@ -234,12 +235,12 @@ func TestCatalogAnswersWhileFollowing(t *testing.T) {
 	}
 	readme := strings.Repeat("words about payments and orders ", 200)
 	put := func(n int) []string {
-		var ids []string
+		var idList []string
 		if err := st.Update(ctx, func(tx *store.Tx) error {
 			for range n {
-				p := &local.Project{ID: store.NewProjectID(), Root: fmt.Sprintf("/code/x/p%d", r64()), Availability: local.Present,
+				p := &local.Project{ID: ids.NewProjectID(), Root: fmt.Sprintf("/code/x/p%d", r64()), Availability: local.Present,
 					Meta: local.Metadata{Name: "orders-" + fmt.Sprint(r64()%1000), Readme: readme}}
-				ids = append(ids, p.ID)
+				idList = append(idList, p.ID)
 				if err := tx.PutProject(p); err != nil {
 					return err
 				}
@@ -248,9 +249,9 @@ func TestCatalogAnswersWhileFollowing(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		return ids
+		return idList
 	}
-	ids := put(50)
+	idList := put(50)
 	cat, err := Load(ctx, st)
 	if err != nil {
 		t.Fatal(err)
@@ -286,10 +287,10 @@ func TestCatalogAnswersWhileFollowing(t *testing.T) {
 		}()
 	}
 	for i := range 40 {
-		ids = append(ids, put(5)...)
+		idList = append(idList, put(5)...)
 		if i%3 == 0 {
-			victim := ids[0]
-			ids = ids[1:]
+			victim := idList[0]
+			idList = idList[1:]
 			if err := st.Update(ctx, func(tx *store.Tx) error { return tx.DeleteProject(victim) }); err != nil {
 				t.Fatal(err)
 			}
@@ -305,8 +306,8 @@ func TestCatalogAnswersWhileFollowing(t *testing.T) {
 		}
 	}
 	_ = cat.ForceSync(ctx)
-	if cat.Len() != len(ids) {
-		t.Fatalf("Len %d, want %d", cat.Len(), len(ids))
+	if cat.Len() != len(idList) {
+		t.Fatalf("Len %d, want %d", cat.Len(), len(idList))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 )
 
@@ -30,7 +31,7 @@ func TestCommitVisibleAfterSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &local.Project{ID: store.NewProjectID(), Root: "/code/new", Meta: local.Metadata{Name: "brand-new"}}
+	p := &local.Project{ID: ids.NewProjectID(), Root: "/code/new", Meta: local.Metadata{Name: "brand-new"}}
 	if err := writer.Update(ctx, func(tx *store.Tx) error { return tx.PutProject(p) }); err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +60,13 @@ func BenchmarkPropagation(b *testing.B) {
 	readerStore, _ := store.Open(ctx, dir)
 	for i := range 1000 { // a realistic catalog behind it
 		_ = writer.Update(ctx, func(tx *store.Tx) error {
-			return tx.PutProject(&local.Project{ID: store.NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), Meta: local.Metadata{Name: fmt.Sprintf("p%d", i)}})
+			return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), Meta: local.Metadata{Name: fmt.Sprintf("p%d", i)}})
 		})
 	}
 	cat, _ := Load(ctx, readerStore)
 	var delays, idle []time.Duration
 	for i := 0; b.Loop(); i++ {
-		p := &local.Project{ID: store.NewProjectID(), Root: filepath.Join("/code/new", fmt.Sprint(i))}
+		p := &local.Project{ID: ids.NewProjectID(), Root: filepath.Join("/code/new", fmt.Sprint(i))}
 		if err := writer.Update(ctx, func(tx *store.Tx) error { return tx.PutProject(p) }); err != nil {
 			b.Fatal(err)
 		}

@@ -101,3 +101,83 @@ func rememberRecheck(p *local.Project, pol Policy, ck Check, root, db fileLook) 
 	}
 	recheckCache.m[recheckKey{p.Root, pol.ViewKey()}] = recheckEntry{root: rootLook(root), db: db, ck: ck}
 }
+
+// Check is the outcome of a live re-check of one record.
+type Check struct {
+	OK           bool // root canonical and unchanged, marker present, policy allows
+	Allowed      bool // the live policy allows the root at all
+	Availability local.Availability
+	IndexState   local.IndexState
+	Why          string
+	At           time.Time
+}
+
+// Recheck looks at a record's root right now: it still exists, it is still
+// the same canonical path (a root swapped for a symlink to elsewhere
+// fails), it is not reached through an alias of a deny root, its own marker
+// is there, and the live policy allows it.
+func Recheck(p *local.Project, pol Policy) Check {
+	ck := Check{At: time.Now().UTC(), Allowed: pol.AllowsRecord(p)}
+	if !ck.Allowed {
+		ck.Availability, ck.IndexState, ck.Why = local.Unknown, local.MarkerUnknown, "not shared with this frontend"
+		return ck
+	}
+	if cached, ok := recheckCached(p, pol); ok {
+		return cached
+	}
+	fullChecks.Add(1)
+	// One descent from the discovery root with no symlink in the way
+	// gives the verdict and the identity of every directory on the way.
+	top := pol.discoveryRootOf(p.Root)
+	var rc marker.RootCheck
+	if len(pol.denyLive) > 0 {
+		rc = marker.ProbeRoot(p.Root, top)
+	} else {
+		// No deny root to match the ancestors against: the root is
+		// opened in one call, still with no symlink on the way.
+		rc = marker.ProbeRootAlone(p.Root)
+	}
+	// What the root and database looked like to the check, remembered
+	// with a positive verdict: read from the check's own descriptors
+	// (Linux), else by lstat afterwards. Either way a root or database
+	// changed after being looked at never matches the memory again.
+	rootLook, dbLook, looked := checkedLooks(rc)
+	ck.Availability, ck.IndexState, ck.Why = rc.Availability, rc.IndexState, rc.Why
+	if !rc.Project {
+		if ck.Availability == local.Present {
+			ck.Availability = local.Missing
+		}
+		if ck.Availability == local.Missing {
+			// Under a discovery root that is absent or an empty mount
+			// point, a project is on a volume that is offline, not
+			// deleted (R13, R42).
+			if why, off := marker.Offline(top); off {
+				ck.Availability, ck.IndexState, ck.Why = local.Inaccessible, local.MarkerUnknown, why
+			}
+		}
+		return ck
+	}
+	// On a case-insensitive volume a case-only rename keeps the directory
+	// but not the spelling the record hands out.
+	if canon, err := listedSpelling(p.Root, top); err != nil || canon != filepath.Clean(p.Root) {
+		ck.Availability, ck.IndexState = local.Missing, local.MarkerUnknown
+		ck.Why = "the root is no longer the same directory as recorded (renamed, or a symlink stands in its place)"
+		return ck
+	}
+	if pol.deniesAny(append(rc.Ancestors, rc.ID)) {
+		ck.Allowed = false
+		ck.Availability, ck.Why = local.Unknown, "not shared with this frontend"
+		return ck
+	}
+	ck.OK = true
+	if !looked {
+		var ok1, ok2 bool
+		rootLook, ok1 = lookAt(p.Root)
+		dbLook, ok2 = lookAt(filepath.Join(p.Root, marker.Dir, marker.File))
+		looked = ok1 && ok2
+	}
+	if looked {
+		rememberRecheck(p, pol, ck, rootLook, dbLook)
+	}
+	return ck
+}

@@ -87,7 +87,7 @@ func (r *Refresher) keepWatching(ctx context.Context) {
 			return
 		}
 		lv.nextTry = time.Now().Add(2 * time.Second)
-		l, err := lease.TryAcquire(WatchLeasePath(r.cat.Store().DataDir()))
+		l, err := lease.TryAcquire(WatchLeasePath(r.st.DataDir()))
 		if err != nil {
 			return
 		}
@@ -120,7 +120,7 @@ func (r *Refresher) keepWatching(ctx context.Context) {
 		// round within the configured bounds, but not an interval apart
 		// (until it ends, changes in the part not walked yet are missed).
 		switch st := r.cat.State(); {
-		case st.Pass != lv.syncPass || st.PassRunning && st.Scanner != os.Getpid() && !Scanning(r.cat.Store().DataDir()):
+		case st.Pass != lv.syncPass || st.PassRunning && st.Scanner != os.Getpid() && !Scanning(r.st.DataDir()):
 			lv.syncPass, lv.needSync = 0, true
 		case !st.PassRunning:
 			r.passEnded(st.Pass)
@@ -189,8 +189,8 @@ func (r *Refresher) stopWatching() {
 	}
 	if lv.lease != nil {
 		lost := lv.lease.Lost()
-		if s, _ := ReadWatchState(r.cat.Store().DataDir()); !lost && s.Pid == os.Getpid() {
-			os.Remove(watchStatePath(r.cat.Store().DataDir()))
+		if s, _ := ReadWatchState(r.st.DataDir()); !lost && s.Pid == os.Getpid() {
+			os.Remove(watchStatePath(r.st.DataDir()))
 		}
 		lv.lease.Release()
 		lv.lease = nil
@@ -210,7 +210,7 @@ func (r *Refresher) syncWatches(ctx context.Context, fresh bool) {
 	lv.syncRound = time.Now()
 	opt := r.scanOptions()
 	opt.Watch, opt.Fresh = lv.w, fresh
-	s, err := scan.TryStart(ctx, r.cat.Store(), opt)
+	s, err := scan.TryStart(ctx, r.st, opt)
 	if err != nil {
 		return // another process scans: try again at the next turn
 	}
@@ -315,7 +315,7 @@ func (r *Refresher) applyEvents(ctx context.Context) {
 	r.sliceMu.Lock()
 	opt := r.scanOptions()
 	opt.Watch = lv.w
-	s, err := scan.StartPatch(r.cat.Store(), opt)
+	s, err := scan.StartPatch(r.st, opt)
 	if err != nil {
 		r.sliceMu.Unlock()
 		return // another process scans: the next poll tries again
@@ -391,7 +391,7 @@ func (r *Refresher) publishWatch() {
 		st.Watches, st.Events, st.Overflows = ws.Watches, ws.Events, ws.Overflows
 	}
 	st.IntervalSeconds = int(r.refreshInterval() / time.Second)
-	writeWatchState(r.cat.Store().DataDir(), st)
+	writeWatchState(r.st.DataDir(), st)
 }
 
 // refreshInterval is the interval between whole passes: the configured

@@ -17,7 +17,7 @@ func (l *loop) waitLive(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, ok := ReadWatchState(l.cat.Store().DataDir())
+		s, ok := ReadWatchState(l.st.DataDir())
 		if ok && s.Mode == ModeEvents && s.Live && !s.Pending {
 			return
 		}
@@ -106,7 +106,7 @@ func TestLoopConvergesAfterAnOverflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.waitFor(t, 30*time.Second, "the new directory watched", func(scan.State) bool {
-		s, _ := ReadWatchState(l.cat.Store().DataDir())
+		s, _ := ReadWatchState(l.st.DataDir())
 		return s.Live && !s.Pending && s.Watches > 0 && s.Events > 0
 	})
 	var made []string
@@ -128,7 +128,7 @@ func TestLoopConvergesAfterAnOverflow(t *testing.T) {
 		}
 		return true
 	})
-	s, _ := ReadWatchState(l.cat.Store().DataDir())
+	s, _ := ReadWatchState(l.st.DataDir())
 	if s.Overflows == 0 || s.LastOverflow.IsZero() {
 		t.Errorf("no overflow was forced: %+v", s)
 	}

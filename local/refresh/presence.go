@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/scan"
 )
@@ -58,4 +59,20 @@ func Alive(dataDir string) bool {
 func Scanning(dataDir string) bool {
 	_, ok := lease.Active(scan.LeasePath(dataDir))
 	return ok
+}
+
+// Processes tells the answering layer (package server, wired by cmd) what
+// the processes of a data dir do for discovery.
+type Processes struct{}
+
+// Scanning is [Scanning].
+func (Processes) Scanning(dataDir string) bool { return Scanning(dataDir) }
+
+// Alive is [Alive].
+func (Processes) Alive(dataDir string) bool { return Alive(dataDir) }
+
+// Follows is [Follows], as a verdict and its reason.
+func (Processes) Follows(cfg *config.Config) (bool, string) {
+	f := Follows(cfg)
+	return f.OK, f.Why
 }

@@ -5,7 +5,10 @@
 // empty (SliceNow, R11); a process started right after a finished pass does
 // not walk everything again. It ties the scanner (package scan) to the read
 // model (package catalog): after each slice the catalog catches up with
-// what was committed.
+// what was committed. The store it scans into is handed to [New] by the
+// composition root (cmd/cgcat), never taken from the catalog; the
+// answering layer sees the loop only as server.Discovery, and what every
+// process of the data dir does as [Processes].
 //
 // It owns the timing and nothing else. Only the process holding the scan
 // lease walks; the others see its work through what it publishes, and a
@@ -43,12 +46,14 @@ import (
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/scan"
+	"github.com/cgcat/cgcat/local/store"
 )
 
 // Refresher runs discovery rounds for one process. A refresh asked of a
 // process that does not hold the lease is left in a request file that the
 // holder's loop picks up.
 type Refresher struct {
+	st       *store.Store // what scans write (the composition root's store)
 	cat      *catalog.Catalog
 	opt      func() scan.Options // the walk settings in force now (the config may change)
 	interval time.Duration
@@ -99,17 +104,17 @@ func (r *Refresher) setErr(err error) {
 	r.errMu.Unlock()
 }
 
-// New prepares discovery for cat; opt gives the walk settings in force at
-// each round.
-func New(cat *catalog.Catalog, opt func() scan.Options, interval time.Duration, log *slog.Logger) *Refresher {
+// New prepares discovery of st, whose published catalog cat follows; opt
+// gives the walk settings in force at each round.
+func New(st *store.Store, cat *catalog.Catalog, opt func() scan.Options, interval time.Duration, log *slog.Logger) *Refresher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Refresher{cat: cat, opt: opt, interval: interval, log: log, kick: make(chan struct{}, 1), live: newLiveState()}
+	return &Refresher{st: st, cat: cat, opt: opt, interval: interval, log: log, kick: make(chan struct{}, 1), live: newLiveState()}
 }
 
 func (r *Refresher) requestFile() string {
-	return filepath.Join(r.cat.Store().DataDir(), "refresh.request")
+	return filepath.Join(r.st.DataDir(), "refresh.request")
 }
 
 // Kick asks for a bounded refresh soon: this process's loop is woken, and a
@@ -128,7 +133,7 @@ func (r *Refresher) Kick() {
 // never: a process that starts right after a finished pass does not walk
 // everything again.
 func (r *Refresher) Run(ctx context.Context) {
-	defer register(r.cat.Store().DataDir())()
+	defer register(r.st.DataDir())()
 	defer r.stopWatching()
 	poll := time.NewTicker(500 * time.Millisecond)
 	defer poll.Stop()
@@ -259,7 +264,7 @@ func (r *Refresher) round(ctx context.Context, askedAt time.Time, lastRound time
 	if r.live.w != nil {
 		opt.Watch = r.live.w // a periodic pass also puts back any watch lost
 	}
-	s, err := scan.TryStart(ctx, r.cat.Store(), opt)
+	s, err := scan.TryStart(ctx, r.st, opt)
 	if errors.Is(err, lease.ErrHeld) {
 		r.log.Debug("another process is scanning")
 		return
@@ -299,7 +304,7 @@ func (r *Refresher) SliceNow(ctx context.Context, budget time.Duration) {
 	until := time.Now().Add(budget)
 	r.waitGate(ctx, until)
 	if r.sliceMu.TryLock() {
-		s, err := scan.TryStart(ctx, r.cat.Store(), r.scanOptions())
+		s, err := scan.TryStart(ctx, r.st, r.scanOptions())
 		if err == nil {
 			r.setRunning(true)
 			_, err = s.RunSlice(ctx, r.opt().SliceDirs, until)
@@ -343,7 +348,7 @@ func (r *Refresher) RefreshNow(ctx context.Context, budget time.Duration) bool {
 	opt := r.scanOptions()
 	opt.Fresh = true
 	deadline, _ := ctx.Deadline()
-	s, err := scan.Start(ctx, r.cat.Store(), opt)
+	s, err := scan.Start(ctx, r.st, opt)
 	if err != nil {
 		return false
 	}

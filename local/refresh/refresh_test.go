@@ -46,7 +46,7 @@ func startLoop(t *testing.T) *loop {
 	cfg.Discovery.Roots = []string{root}
 	l := &loop{cat: cat, opt: scan.OptionsFrom(&cfg)}
 	l.roundDirs.Store(int64(l.opt.RoundDirs))
-	l.Refresher = New(cat, func() scan.Options {
+	l.Refresher = New(st, cat, func() scan.Options {
 		o := l.opt
 		o.RoundDirs = int(l.roundDirs.Load())
 		return o
@@ -85,7 +85,7 @@ func TestLoopResumesAPassAnotherProcessLeft(t *testing.T) {
 	// Another process walks one directory of a new pass and goes away.
 	other := l.opt
 	other.SliceDirs, other.RoundDirs = 1, 1
-	s, err := scan.Start(context.Background(), l.cat.Store(), other)
+	s, err := scan.Start(context.Background(), l.st, other)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/marker"
 	"github.com/cgcat/cgcat/local/meta"
 	"github.com/cgcat/cgcat/local/pathid"
@@ -96,7 +97,7 @@ func (s *Scanner) idFor(tx *store.Tx, root string) (string, uint64) {
 			return c.id, c.rev
 		}
 	}
-	return store.NewProjectID(), 1
+	return ids.NewProjectID(), 1
 }
 
 // cardClaim is what this machine's card says of a root: its id and record
@@ -369,7 +370,7 @@ func dbIDOf(root string) string {
 func cardIDsOfErr(r *store.Reader, me string) (map[string]cardClaim, error) {
 	cardIDs := map[string]cardClaim{}
 	err := r.Cards(func(c *local.Card) error {
-		if c.MachineID == me && c.RootKey != "" && store.ValidProjectID(c.ProjectID) && !c.Edited {
+		if c.MachineID == me && c.RootKey != "" && ids.ValidProjectID(c.ProjectID) && !c.Edited {
 			cardIDs[c.RootKey] = cardClaim{c.ProjectID, c.RecordRevision}
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 )
 
 // BenchmarkCommitOneRecord: a commit of one record and its publication (a
@@ -18,7 +19,7 @@ func BenchmarkCommitOneRecord(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if err := s.Update(context.Background(), func(tx *Tx) error {
-			return tx.PutProject(&local.Project{ID: NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), RecordRevision: 1})
+			return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), RecordRevision: 1})
 		}); err != nil {
 			b.Fatal(err)
 		}

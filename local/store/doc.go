@@ -8,7 +8,11 @@
 // numbers of the leases, the outbox of GBrain cards to write, the
 // projector's per-card state, the mirror of GBrain's cards, and the last
 // word from GBrain. keys.go lists every key prefix and the one package that
-// may use it. When a record is created, its revision grows or it is
+// may use it, and each owner reads and writes its rows through a typed door
+// (door.go: a Table of rows by id, or a single Row, whose JSON encoding goes
+// with it; Outbox, ProjectionStates, ProjectionMeta), so no package outside
+// the store builds a key. Only package scan still uses raw keys (its walk
+// queue and seen set under PrefixScan). When a record is created, its revision grows or it is
 // deleted, the store queues its outbox row in the same batch
 // (Tx.PutProject, Tx.DeleteProject), so a card can never be lost between
 // the two.

@@ -7,6 +7,10 @@ import (
 	"syscall"
 )
 
+// The errors of this package say what happened, never what a person should
+// run or do about it: that advice is cmd/cgcat's (errors_for_people.go),
+// which knows the commands.
+
 var (
 	// ErrNewerFormat means the data dir was written by a newer cgcat.
 	ErrNewerFormat = errors.New("store was written by a newer cgcat")
@@ -16,16 +20,19 @@ var (
 	// ErrBusy means the database stayed locked by another process for the
 	// whole wait budget.
 	ErrBusy = errors.New("catalog store stayed busy")
+	// ErrRecoverBusy means a recovery found the store open in another
+	// process.
+	ErrRecoverBusy = errors.New("another cgcat process has the catalog store open")
 )
 
-// CorruptError says the database is damaged and how to recover it.
+// CorruptError says the database is damaged.
 type CorruptError struct {
 	Dir string
 	Err error
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("catalog store %s is damaged (%v); run `cgcat store recover` to rebuild it from what is readable (ids of every readable record are kept; a fresh scan refills anything lost)", e.Dir, e.Err)
+	return fmt.Sprintf("catalog store %s is damaged (%v)", e.Dir, e.Err)
 }
 func (e *CorruptError) Unwrap() error { return e.Err }
 
@@ -41,36 +48,23 @@ func (e *BusyError) Error() string {
 	if e.Holder.PID > 0 {
 		who = fmt.Sprintf("process %d", e.Holder.PID)
 		if e.Holder.Stopped {
-			who += " (stopped: resume it with `kill -CONT " + fmt.Sprint(e.Holder.PID) + "` or end it)"
+			who += " (stopped)"
 		}
 	}
-	return fmt.Sprintf("%v for %s: %s kept %s locked; answers still work from the published catalog, but nothing can be written until it lets go — see `cgcat doctor`", ErrBusy, e.Wait, who, e.Dir)
+	return fmt.Sprintf("%v for %s: %s kept %s locked", ErrBusy, e.Wait, who, e.Dir)
 }
 func (e *BusyError) Unwrap() error { return ErrBusy }
 
 // WriteError says the store could not be written (a full disk, a read-only
-// data dir) and what to do. Nothing was half-written: a batch commits whole
-// or not at all.
+// data dir; Err is the errno). Nothing was half-written: a batch commits
+// whole or not at all.
 type WriteError struct {
 	Dir string
 	Err error
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("cannot write the catalog store in %s (%v); %s — until then cgcat answers from the catalog as it was", e.Dir, e.Err, e.advice())
-}
-
-// advice says what to do about the cause.
-func (e *WriteError) advice() string {
-	switch {
-	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT):
-		return "free some space on that disk"
-	case errors.Is(e.Err, syscall.EROFS):
-		return "the data dir is on a read-only file system: point dataDir at a writable directory"
-	case errors.Is(e.Err, syscall.EACCES), errors.Is(e.Err, syscall.EPERM):
-		return "make the data dir writable for this user"
-	}
-	return "free some space or fix the data dir's permissions"
+	return fmt.Sprintf("cannot write the catalog store in %s (%v)", e.Dir, e.Err)
 }
 func (e *WriteError) Unwrap() error { return e.Err }
 
@@ -103,15 +97,10 @@ type PublishError struct {
 }
 
 func (e *PublishError) Error() string {
-	what := "the next change publishes it (`cgcat scan`)"
-	var we *WriteError
-	if errors.As(e.Err, &we) {
-		what = we.advice() + "; then `cgcat scan` publishes it"
-	}
 	if e.Committed {
-		return fmt.Sprintf("the change was saved in the catalog store, but publishing it for other cgcat processes in %s failed (%v); %s — meanwhile they read the store itself", e.Dir, e.cause(), what)
+		return fmt.Sprintf("the change was saved in the catalog store, but publishing it for other cgcat processes in %s failed (%v)", e.Dir, e.cause())
 	}
-	return fmt.Sprintf("publishing the catalog for other cgcat processes in %s failed (%v); %s — meanwhile they read the store itself", e.Dir, e.cause(), what)
+	return fmt.Sprintf("publishing the catalog for other cgcat processes in %s failed (%v)", e.Dir, e.cause())
 }
 
 func (e *PublishError) cause() error {

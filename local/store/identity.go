@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/nofollow"
 )
 
@@ -46,10 +47,12 @@ type Identity struct {
 // IdentityFile is the identity's file in a data dir.
 func IdentityFile(dataDir string) string { return filepath.Join(dataDir, "identity.json") }
 
-// errDamaged says what to do with a damaged identity file.
-func errDamaged(path string) error {
-	return fmt.Errorf("identity file %s is damaged; move it aside and run any cgcat command to make a new one (this machine's GBrain cards will then count as another machine's)", path)
-}
+// IdentityError says the data dir's identity file is damaged.
+type IdentityError struct{ Path string }
+
+func (e *IdentityError) Error() string { return fmt.Sprintf("identity file %s is damaged", e.Path) }
+
+func errDamaged(path string) error { return &IdentityError{Path: path} }
 
 // ReadIdentity reads the identity file without creating it.
 func ReadIdentity(dataDir string) (Identity, error) {
@@ -64,7 +67,7 @@ func readIdentityFile(path string) (Identity, error) {
 		return id, err
 	}
 	b := r.Data
-	if err := json.Unmarshal(b, &id); err != nil || !ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
+	if err := json.Unmarshal(b, &id); err != nil || !ids.ValidMachineID(id.MachineID) || len(id.Secret) < 16 {
 		return Identity{}, errDamaged(path)
 	}
 	return id, nil
@@ -134,7 +137,7 @@ func ensureIdentity(dataDir string, adopt func() (Identity, bool)) (Identity, er
 			if _, err := rand.Read(secret); err != nil {
 				return Identity{}, err
 			}
-			id, made = Identity{MachineID: "m_" + randomToken(10), Secret: secret}, true
+			id, made = Identity{MachineID: ids.NewMachineID(), Secret: secret}, true
 		}
 		id.Created = time.Now().UTC()
 	}

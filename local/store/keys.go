@@ -19,19 +19,45 @@ const (
 	keyScanState  = "scan/state"
 	keyGBrainSeen = "gbrain/contact" // store: local.GBrainContact, the last word from GBrain
 
-	// PrefixOutbox holds pending GBrain cards: outbox/<projectId> → outbox
+	// prefixOutbox holds pending GBrain cards: outbox/<projectId> → outbox
 	// row. The store writes a row in the same batch as the record change
-	// that needs it (PutProject, DeleteProject); package outbox consumes.
-	PrefixOutbox = "outbox/"
+	// that needs it (PutProject, DeleteProject); package outbox consumes
+	// through the Outbox door (outbox.go).
+	prefixOutbox = "outbox/"
 	// PrefixScan is package scan's own state: its persisted walk stack
 	// (scan/q/<seq>, scan/qseq) and the records seen in the running pass
 	// (scan/seen/<id>). keyScanState, under the same prefix, is the store's.
 	PrefixScan = "scan/"
-	// PrefixProjection is package projection's: per-card state
-	// (proj/<projectId>) and its bookkeeping (projmeta/...).
-	PrefixProjection     = "proj/"
-	PrefixProjectionMeta = "projmeta/"
-	// PrefixMirror is package projection's mirror of GBrain cards:
-	// mirror/<slug> → card fields.
-	PrefixMirror = "mirror/"
+	// prefixProjection is package projection's: per-card state
+	// (proj/<projectId>, ProjectionStates) and its bookkeeping
+	// (projmeta/<name>, ProjectionMeta).
+	prefixProjection     = "proj/"
+	prefixProjectionMeta = "projmeta/"
+	// prefixMirror is the mirror of GBrain cards that package projection
+	// keeps: mirror/<slug> → card fields (Tx.PutCard, Reader.Cards).
+	prefixMirror = "mirror/"
 )
+
+// ProjectionStates is the door to package projection's per-card state,
+// proj/<projectId>; projection names the row type.
+func ProjectionStates[T any]() Table[T] { return Table[T]{prefix: prefixProjection} }
+
+// MetaName names one of package projection's single rows, projmeta/<name>.
+type MetaName string
+
+// Package projection's single rows.
+const (
+	MetaLastSync    MetaName = "lastSync"    // the last drain's summary
+	MetaReconcile   MetaName = "reconcile"   // the last reconcile's report
+	MetaRecovery    MetaName = "recovery"    // the state of a store's recovery from GBrain
+	MetaMirror      MetaName = "mirror"      // the last mirror refresh's report
+	MetaMirrorMark  MetaName = "mirrorMark"  // where the mirror's incremental refresh resumes
+	MetaMachines    MetaName = "machines"    // machine id → what its machine page said
+	MetaUndecodable MetaName = "undecodable" // slug → updated_at of our pages that are no card
+)
+
+// ProjectionMeta is the door to one of package projection's single rows;
+// projection names the row type.
+func ProjectionMeta[T any](name MetaName) Row[T] {
+	return Row[T]{key: prefixProjectionMeta + string(name)}
+}

@@ -66,7 +66,7 @@ func (s *Store) openDB(ctx context.Context, readOnly bool, wait time.Duration) (
 	if v, gerr := guardGet(db, keyFormat); gerr == nil {
 		if n, _ := strconv.Atoi(string(v)); n > FormatVersion {
 			db.Close()
-			return nil, fmt.Errorf("%w: %s has format %d, this binary understands up to %d; upgrade cgcat or point dataDir elsewhere", ErrNewerFormat, s.dbDir, n, FormatVersion)
+			return nil, fmt.Errorf("%w: %s has format %d, this binary understands up to %d", ErrNewerFormat, s.dbDir, n, FormatVersion)
 		}
 	} else if !errors.Is(gerr, leveldb.ErrNotFound) {
 		db.Close()

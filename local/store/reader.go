@@ -12,17 +12,6 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// Getter reads raw keys; both a Reader and a Tx (which also sees its own
-// writes) are one.
-type Getter interface {
-	Get(key string) ([]byte, bool, error)
-}
-
-// Scanner reads raw keys in order under a prefix; Reader and Tx are one.
-type Scanner interface {
-	Scan(prefix string, fn func(key string, value []byte) bool) error
-}
-
 // Reader reads one consistent snapshot.
 type Reader struct {
 	snap  *leveldb.Snapshot
@@ -136,7 +125,7 @@ func gbrainOf(get func(string) ([]byte, error)) local.GBrainContact {
 // identity dbID.
 func (r *Reader) ProjectsWithDB(dbID string) ([]string, error) { return idsWithDB(r, dbID) }
 
-func idsWithDB(s Scanner, dbID string) ([]string, error) {
+func idsWithDB(s Source, dbID string) ([]string, error) {
 	if dbID == "" {
 		return nil, nil
 	}
@@ -146,7 +135,9 @@ func idsWithDB(s Scanner, dbID string) ([]string, error) {
 	return ids, err
 }
 
-// Get reads a raw key.
+// Get reads a raw key. Raw access is left to package scan alone (its walk
+// queue and seen set under PrefixScan); every other owner reads through a
+// typed door (door.go).
 func (r *Reader) Get(key string) ([]byte, bool, error) {
 	v, err := r.get(key)
 	if errors.Is(err, leveldb.ErrNotFound) {
@@ -155,7 +146,8 @@ func (r *Reader) Get(key string) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
-// Scan calls fn for raw keys with prefix in key order until fn returns false.
+// Scan calls fn for raw keys with prefix in key order until fn returns
+// false. Only package scan calls it from outside (see Get).
 func (r *Reader) Scan(prefix string, fn func(key string, value []byte) bool) error {
 	it := r.snap.NewIterator(util.BytesPrefix([]byte(prefix)), nil)
 	defer it.Release()
@@ -181,7 +173,7 @@ func (r *Reader) Format() int {
 func (r *Reader) Card(slug string) (*local.Card, error) { return cardOf(r.get, slug) }
 
 func cardOf(get func(string) ([]byte, error), slug string) (*local.Card, error) {
-	v, err := get(PrefixMirror + slug)
+	v, err := get(prefixMirror + slug)
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return nil, nil
 	}
@@ -198,7 +190,7 @@ func cardOf(get func(string) ([]byte, error), slug string) (*local.Card, error) 
 // Cards calls fn for every mirrored card, in slug order. An unreadable row
 // is skipped: the next mirror refresh writes it again.
 func (r *Reader) Cards(fn func(c *local.Card) error) error {
-	it := r.snap.NewIterator(util.BytesPrefix([]byte(PrefixMirror)), nil)
+	it := r.snap.NewIterator(util.BytesPrefix([]byte(prefixMirror)), nil)
 	defer it.Release()
 	for it.Next() {
 		c := new(local.Card)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
@@ -59,7 +60,7 @@ func Recover(ctx context.Context, dataDir string) (RecoverReport, error) {
 	stor, err := storage.OpenFile(dbDir, false)
 	if err != nil {
 		if isLocked(err) {
-			return rep, fmt.Errorf("another cgcat process has the catalog store open; stop it (or wait) and run `cgcat store recover` again: %w", err)
+			return rep, fmt.Errorf("%w: %w", ErrRecoverBusy, err)
 		}
 		return rep, fmt.Errorf("recover catalog store %s: %w", dbDir, err)
 	}
@@ -358,15 +359,36 @@ func viewRecords(dataDir string) map[string]*local.Project {
 
 // rebuild writes the recovered database into dir.
 func rebuild(dir string, kv map[string]entry, published map[string]*local.Project, rep *RecoverReport) error {
+	records := salvageRecords(kv, published, rep)
+	b := new(leveldb.Batch)
+	roots, rev := bindRoots(b, records, rep)
+	rev = max(rev, keepOwnedRows(b, kv, records, roots))
+	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
+	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
+	b.Put([]byte(keyRevision), U64(rev+1))
+	db, err := leveldb.OpenFile(dir, &dbOptions)
+	if err != nil {
+		return err
+	}
+	werr := db.Write(b, syncWrite)
+	if cerr := db.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// salvageRecords is every readable record: the database's, or the
+// published one where that is newer (and was neither deleted nor forgotten
+// since it was published).
+func salvageRecords(kv map[string]entry, published map[string]*local.Project, rep *RecoverReport) map[string]*local.Project {
 	records := map[string]*local.Project{}
-	var rev uint64
 	for k, e := range kv {
 		id, ok := strings.CutPrefix(k, prefixProj)
 		if !ok || e.value == nil {
 			continue
 		}
 		p, err := decodeProject(id, e.value)
-		if err != nil || p.ID != id || !ValidProjectID(id) || p.Root == "" {
+		if err != nil || p.ID != id || !ids.ValidProjectID(id) || p.Root == "" {
 			rep.Dropped++
 			continue
 		}
@@ -383,7 +405,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		if cur, ok := records[id]; ok && cur.Changed >= p.Changed {
 			continue
 		}
-		if !ValidProjectID(id) || p.Root == "" {
+		if !ids.ValidProjectID(id) || p.Root == "" {
 			continue
 		}
 		if _, ok := records[id]; ok {
@@ -392,21 +414,26 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		records[id] = p
 		rep.FromViews++
 	}
-	// One record per root: the most recently changed keeps it.
-	ids := make([]string, 0, len(records))
+	return records
+}
+
+// bindRoots writes the records and their root bindings into b, one record
+// per root (the most recently changed keeps it); it returns the roots bound
+// and the newest revision among the records.
+func bindRoots(b *leveldb.Batch, records map[string]*local.Project, rep *RecoverReport) (roots map[string]bool, rev uint64) {
+	order := make([]string, 0, len(records))
 	for id := range records {
-		ids = append(ids, id)
+		order = append(order, id)
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := records[ids[i]], records[ids[j]]
+	sort.Slice(order, func(i, j int) bool {
+		a, b := records[order[i]], records[order[j]]
 		if a.Changed != b.Changed {
 			return a.Changed > b.Changed
 		}
 		return a.ID < b.ID
 	})
-	b := new(leveldb.Batch)
-	roots := map[string]bool{}
-	for _, id := range ids {
+	roots = map[string]bool{}
+	for _, id := range order {
 		p := records[id]
 		rk := pathid.Key(p.Root)
 		if roots[rk] {
@@ -423,6 +450,14 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 		}
 		rep.Records++
 	}
+	return roots, rev
+}
+
+// keepOwnedRows copies into b the other owners' rows that outlive a
+// rebuild (fences, forgotten ids, projection state, the mirror, pending
+// cards of surviving records and retractions); it returns the revision the
+// old database had reached.
+func keepOwnedRows(b *leveldb.Batch, kv map[string]entry, records map[string]*local.Project, roots map[string]bool) (rev uint64) {
 	for k, e := range kv {
 		if e.value == nil {
 			continue
@@ -432,10 +467,10 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 			rev = max(rev, ReadU64(e.value))
 		case k == keyLegacyID, k == keyLegacyKS, k == keyGBrainSeen,
 			strings.HasPrefix(k, prefixFence), strings.HasPrefix(k, prefixGone),
-			strings.HasPrefix(k, PrefixProjection), strings.HasPrefix(k, PrefixProjectionMeta),
-			strings.HasPrefix(k, PrefixMirror):
+			strings.HasPrefix(k, prefixProjection), strings.HasPrefix(k, prefixProjectionMeta),
+			strings.HasPrefix(k, prefixMirror):
 			b.Put([]byte(k), e.value)
-		case strings.HasPrefix(k, PrefixOutbox):
+		case strings.HasPrefix(k, prefixOutbox):
 			// A pending card survives if its record did, or if it is a
 			// retraction (its record is meant to be gone).
 			var row OutboxRow
@@ -444,18 +479,7 @@ func rebuild(dir string, kv map[string]entry, published map[string]*local.Projec
 			}
 		}
 	}
-	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
-	b.Put([]byte(keyStoreID), []byte("s_"+randomToken(10)))
-	b.Put([]byte(keyRevision), U64(rev+1))
-	db, err := leveldb.OpenFile(dir, &dbOptions)
-	if err != nil {
-		return err
-	}
-	werr := db.Write(b, syncWrite)
-	if cerr := db.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return rev
 }
 
 func rootOf(records map[string]*local.Project, id string) string {

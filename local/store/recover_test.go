@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 )
 
 // fill writes n records in batches of 250, enough to spill into tables.
@@ -18,16 +20,16 @@ func fill(t *testing.T, dir string, n int) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[string]string{} // id → root
+	idList := map[string]string{} // id → root
 	for i := 0; i < n; i += 250 {
 		err := s.Update(context.Background(), func(tx *Tx) error {
 			for j := i; j < min(i+250, n); j++ {
-				p := &local.Project{ID: NewProjectID(), Root: fmt.Sprintf("/code/p%05d", j), RecordRevision: 1,
+				p := &local.Project{ID: ids.NewProjectID(), Root: fmt.Sprintf("/code/p%05d", j), RecordRevision: 1,
 					Meta: local.Metadata{Name: fmt.Sprintf("p%05d", j), Description: strings.Repeat("a description that takes room ", 12)}}
 				if err := tx.PutProject(p); err != nil {
 					return err
 				}
-				ids[p.ID] = p.Root
+				idList[p.ID] = p.Root
 			}
 			return nil
 		})
@@ -35,7 +37,7 @@ func fill(t *testing.T, dir string, n int) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	return ids
+	return idList
 }
 
 func largestTable(t *testing.T, dir string) string {
@@ -187,8 +189,9 @@ func TestDamageNeverPanics(t *testing.T) {
 			return r.Projects(func(*local.Project) error { return nil })
 		})
 	}
-	if err != nil && !strings.Contains(err.Error(), "cgcat store recover") {
-		t.Fatalf("damage must name recover: %v", err)
+	var ce *CorruptError
+	if err != nil && !errors.As(err, &ce) {
+		t.Fatalf("damage must be a CorruptError (which people are told to recover): %v", err)
 	}
 }
 
@@ -196,9 +199,9 @@ func TestDamageNeverPanics(t *testing.T) {
 // views nor a card can give it to a record again.
 func TestRecoverKeepsForgottenIDs(t *testing.T) {
 	dir := t.TempDir()
-	ids := fill(t, dir, 3)
+	idList := fill(t, dir, 3)
 	var victim string
-	for id := range ids {
+	for id := range idList {
 		victim = id
 		break
 	}

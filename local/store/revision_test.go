@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestDeleteOnlyBatchBumpsRevision(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	p := &local.Project{ID: NewProjectID(), Root: "/code/a", RecordRevision: 1}
+	p := &local.Project{ID: ids.NewProjectID(), Root: "/code/a", RecordRevision: 1}
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(p) }); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
 )
@@ -90,6 +91,13 @@ func (s *Store) Identity() Identity { return s.id }
 // MachineID is generated once per data dir.
 func (s *Store) MachineID() string { return s.id.MachineID }
 
+// RootKey is the keyed hash of a root key that this machine's cards carry
+// (Identity.RootKey).
+func (s *Store) RootKey(rootKey string) string { return s.id.RootKey(rootKey) }
+
+// Key is this machine's secret for a purpose (Identity.Key).
+func (s *Store) Key(purpose string) []byte { return s.id.Key(purpose) }
+
 // ensureDB makes the database if there is none. It is built under a
 // temporary name and renamed into place, so a process killed while making
 // it (a host that starts and stops a server at once) leaves no half-made
@@ -134,7 +142,7 @@ func initDB(dir string) error {
 	}
 	b := new(leveldb.Batch)
 	b.Put([]byte(keyFormat), []byte(strconv.Itoa(FormatVersion)))
-	b.Put([]byte(keyStoreID), []byte("s_"+randomToken(10)))
+	b.Put([]byte(keyStoreID), []byte(ids.NewStoreID()))
 	werr := db.Write(b, syncWrite)
 	if cerr := db.Close(); werr == nil {
 		werr = cerr
@@ -178,7 +186,7 @@ func (s *Store) legacyIdentity(ctx context.Context) (Identity, bool) {
 		id = Identity{MachineID: string(m), Secret: sec}
 		return err
 	})
-	return id, err == nil && ValidMachineID(id.MachineID) && len(id.Secret) >= 16
+	return id, err == nil && ids.ValidMachineID(id.MachineID) && len(id.Secret) >= 16
 }
 
 // ensurePublished republishes the catalog when the published view may lag

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/pathid"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/comparer"
@@ -73,7 +73,9 @@ func (tx *Tx) stage(key string, v []byte) {
 	tx.staged[key] = v
 }
 
-// Put writes a raw key of the caller's own prefix (see keys.go).
+// Put writes a raw key of the caller's own prefix (see keys.go). Raw writes
+// are left to package scan alone (its walk queue and seen set under
+// PrefixScan); every other owner writes through a typed door (door.go).
 func (tx *Tx) Put(key string, v []byte) { tx.put(key, v) }
 
 // Delete removes a raw key of the caller's own prefix.
@@ -182,7 +184,7 @@ func (tx *Tx) CommitRevision() uint64 {
 // for ever; binding it to another id is refused. A new record, or a record
 // whose recordRevision grew, queues its GBrain card in the same batch.
 func (tx *Tx) PutProject(p *local.Project) error {
-	if !ValidProjectID(p.ID) {
+	if !ids.ValidProjectID(p.ID) {
 		return fmt.Errorf("refusing to store a record with malformed id %q", p.ID)
 	}
 	rk := prefixRoot + pathid.Key(p.Root)
@@ -274,14 +276,14 @@ func (tx *Tx) PutCard(c *local.Card) error {
 	if err != nil {
 		return err
 	}
-	tx.put(PrefixMirror+c.Slug, v)
+	tx.put(prefixMirror+c.Slug, v)
 	tx.noteCard(c.Slug, c)
 	return nil
 }
 
 // DeleteCard removes a mirrored card (its page is gone from GBrain).
 func (tx *Tx) DeleteCard(slug string) {
-	tx.del(PrefixMirror + slug)
+	tx.del(prefixMirror + slug)
 	tx.noteCard(slug, nil)
 }
 
@@ -304,30 +306,6 @@ func (tx *Tx) PutGBrainContact(c local.GBrainContact) {
 	v, _ := json.Marshal(c)
 	tx.put(keyGBrainSeen, v)
 	tx.gbrain = true
-}
-
-// OutboxRow is one pending GBrain card.
-type OutboxRow struct {
-	ProjectID      string    `json:"projectId"`
-	RecordRevision uint64    `json:"recordRevision"`
-	Enqueued       time.Time `json:"enqueued"`
-	// Seq is the catalogRevision of the change; the projector deletes a row
-	// only if it is still the one it projected (a newer change wins).
-	Seq uint64 `json:"seq"`
-	// Retract asks for the card to be taken back: its project was
-	// forgotten, or is hidden from GBrain now.
-	Retract  bool   `json:"retract,omitempty"`
-	Attempts int    `json:"attempts,omitempty"`
-	LastErr  string `json:"lastErr,omitempty"`
-}
-
-// EnqueueCard queues (or replaces) projectID's pending card. PutProject and
-// DeleteProject call it; `gbrain sync --full` and retractions of hidden
-// projects call it directly.
-func (tx *Tx) EnqueueCard(projectID string, recordRevision uint64, retract bool) {
-	r := OutboxRow{ProjectID: projectID, RecordRevision: recordRevision, Enqueued: time.Now().UTC(), Seq: tx.NextRevision(), Retract: retract}
-	v, _ := json.Marshal(r)
-	tx.put(PrefixOutbox+projectID, v)
 }
 
 // BumpFence starts a new fencing epoch for a lease name and returns it. Call

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
@@ -75,7 +76,7 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 	storeID := tx.StoreID()
 	if storeID == "" {
 		// A store of an older release: give it an identity now.
-		storeID = "s_" + randomToken(10)
+		storeID = ids.NewStoreID()
 		tx.put(keyStoreID, []byte(storeID))
 	}
 	if len(tx.changed) > 0 || len(tx.deleted) > 0 {

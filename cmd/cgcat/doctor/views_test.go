@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cgcat/cgcat/local"
+	"github.com/cgcat/cgcat/local/ids"
 	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/local/view"
 	"github.com/syndtr/goleveldb/leveldb"
@@ -23,7 +24,7 @@ func viewsFixture(t *testing.T) string {
 	}
 	for i := range 4 {
 		if err := st.Update(context.Background(), func(tx *store.Tx) error {
-			return tx.PutProject(&local.Project{ID: store.NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), RecordRevision: 1})
+			return tx.PutProject(&local.Project{ID: ids.NewProjectID(), Root: fmt.Sprintf("/code/p%d", i), RecordRevision: 1})
 		}); err != nil {
 			t.Fatal(err)
 		}

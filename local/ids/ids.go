@@ -1,4 +1,8 @@
-package store
+// Package ids issues and checks the opaque ids cgcat hands out: project ids
+// ("cg_…"), machine ids ("m_…") and store ids ("s_…"). It is apart from the
+// store so that the answering layer (package server) can check an id's
+// shape without linking LevelDB. It never derives an id from a path.
+package ids
 
 import (
 	"crypto/rand"
@@ -19,6 +23,12 @@ func randomToken(n int) string {
 // NewProjectID returns a fresh opaque id: "cg_" and 16 lowercase base32
 // characters (80 random bits). Never derived from the path.
 func NewProjectID() string { return "cg_" + randomToken(10) }
+
+// NewMachineID returns a fresh machine id: "m_" and 16 base32 characters.
+func NewMachineID() string { return "m_" + randomToken(10) }
+
+// NewStoreID returns a fresh store id: "s_" and 16 base32 characters.
+func NewStoreID() string { return "s_" + randomToken(10) }
 
 // ValidProjectID reports whether s has the shape of an id we issue.
 func ValidProjectID(s string) bool {
