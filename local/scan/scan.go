@@ -90,6 +90,11 @@ type item struct {
 	// shallow: read the directory itself, not what lies below it (a patch
 	// for a directory whose own entries changed; never queued).
 	shallow bool
+	// inRoots: known to lie under a discovery root (a child that expand
+	// made of a directory that does, with this scanner's roots), so the
+	// walk does not check it again: a path check per directory was 2 % of
+	// a first pass. Not queued: an item read back is checked.
+	inRoots bool
 }
 
 // Options are the walk settings, taken from the config.
