@@ -160,8 +160,13 @@ func (k *keptSet) confirm(i int) {
 // Read-only: the scanners of this process share it through memo.
 type cacheFile struct {
 	body string // the entries, back to back (names are substrings of it)
-	n    int    // how many the header says there are (a hint)
-	once sync.Once
+	n    int    // how many the header says there are (a hint, unless counted)
+	// counted: n is exact, the entries being this process's own (merged),
+	// so counting them needs no index. A pass's end then leaves the
+	// index to the next pass that looks: building it (a map of every
+	// directory) was 3 % of a first `cgcat scan`, which never looks.
+	counted bool
+	once    sync.Once
 	offs []uint32         // where entry i begins
 	ix   map[dirKey]int32 // a directory's entry
 }
@@ -186,7 +191,13 @@ func (f *cacheFile) index() {
 	})
 }
 
-func (f *cacheFile) count() int { f.index(); return len(f.offs) }
+func (f *cacheFile) count() int {
+	if f.counted {
+		return f.n
+	}
+	f.index()
+	return len(f.offs)
+}
 
 // entryMin is the size of the smallest entry (no names).
 const entryMin = passAt + 8 + 1 + 3
@@ -475,7 +486,7 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	binary.LittleEndian.PutUint64(out[countAt:], uint64(n))
 	body := out[head:]
 	out = binary.LittleEndian.AppendUint64(out, xxh3.Hash(out))
-	return out, &cacheFile{body: frozen(body), n: n}
+	return out, &cacheFile{body: frozen(body), n: n, counted: true}
 }
 
 // save writes the file when it would change: at the end of a pass (which
