@@ -101,8 +101,11 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 		written []*local.Project
 		rev     uint64
 	)
+	if s.beforeCommit != nil {
+		s.beforeCommit()
+	}
 	t0 := time.Now()
-	s.lastCommit = t0
+	s.setLastCommit(t0)
 	defer func() {
 		if traceScan {
 			fmt.Fprintf(os.Stderr, "commit %d dirs %d fresh %v (%d directories listed by this scanner so far)\n", w.dirs, len(pl.fresh), time.Since(t0), s.listings.Load())

@@ -21,9 +21,14 @@ import (
 func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 	r = Round{Started: s.now()}
 	deadline := r.Started.Add(s.opt.RoundTime)
-	s.lastCommit = time.Now()
-	// One commit may be in flight while the next slice walks: the walk
-	// needs only the in-memory stack, and commits stay in order.
+	s.setLastCommit(time.Now())
+	// One commit may be in flight while the next slices walk: the walk
+	// needs only the in-memory stack, and commits stay in order. A slice
+	// walked meanwhile waits for it only when it is to be committed itself:
+	// a slice that is carried does not (a commit opens the store, writes,
+	// fsyncs and publishes: 35-130 ms against 10-20 ms for a slice's
+	// walk, so waiting after every slice held a first pass's walk up for
+	// a quarter of its time).
 	var inflight chan error
 	wait := func() error {
 		if inflight == nil {
@@ -51,10 +56,10 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 			wait()
 			return r, err
 		}
-		if err := wait(); err != nil {
-			return r, err
-		}
 		if s.opt.Stale != nil && s.opt.Stale() {
+			if err := wait(); err != nil {
+				return r, err
+			}
 			// The settings changed while this slice walked: it is dropped
 			// (the queue in the store is the truth again, and so are the
 			// carried slices), and the next round starts under the
@@ -81,6 +86,9 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 		if !stop && s.canCarry(pl) {
 			s.carried = s.withCarried(pl)
 			continue
+		}
+		if err := wait(); err != nil {
+			return r, err
 		}
 		pl = s.withCarried(pl)
 		if stop {
@@ -112,7 +120,9 @@ func (s *Scanner) RunRound(ctx context.Context) (r Round, err error) {
 // once. A scanner killed meanwhile loses at most SliceTime of walking,
 // which its successor (resuming from the last committed stack) walks again.
 func (s *Scanner) canCarry(pl *slicePlan) bool {
-	since := time.Since(s.lastCommit)
+	s.mu.Lock()
+	since := time.Since(s.lastCommit) // a commit in flight sets it
+	s.mu.Unlock()
 	if since >= s.opt.SliceTime {
 		return false
 	}
@@ -229,4 +239,12 @@ func (s *Scanner) endRound(ctx context.Context, r Round) error {
 		st.LastRound = r
 		return tx.PutScanState(st)
 	})
+}
+
+// setLastCommit notes when a commit began (canCarry reads it while the
+// commit runs beside the walk).
+func (s *Scanner) setLastCommit(t time.Time) {
+	s.mu.Lock()
+	s.lastCommit = t
+	s.mu.Unlock()
 }

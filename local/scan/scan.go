@@ -189,7 +189,8 @@ type Scanner struct {
 	// carried is walked work not committed yet: slices that changed nothing
 	// but the walk's own bookkeeping wait for the next commit (at most
 	// SliceTime after the last one). Only RunRound touches it.
-	carried    *slicePlan
+	carried *slicePlan
+	// lastCommit is when the last commit began (guarded by mu).
 	lastCommit time.Time
 	// cache keeps directory listings between passes (dircache.go); nil
 	// where the platform cannot say when a directory changed. Set before
@@ -201,8 +202,9 @@ type Scanner struct {
 	listings atomic.Int64
 	// Tests only: coarsen makes directory times coarse, as some file
 	// systems keep them; onFound hears of every project found.
-	coarsen func(path string, t nofollow.Times) nofollow.Times
-	onFound func(root string) // called for each project the walk finds
+	coarsen      func(path string, t nofollow.Times) nofollow.Times
+	onFound      func(root string) // called for each project the walk finds
+	beforeCommit func()            // called as each commit begins
 	// freshStarted: the pass Options.Fresh asked for has begun.
 	freshStarted bool
 	// patching: a scanner for patches (StartPatch); noSeen: its patch
