@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,5 +176,67 @@ func TestCarriedSlicesKeepRejectedIndexes(t *testing.T) {
 	}
 	if !found || got.state.RejectedCount != 1 {
 		t.Fatalf("the rejected index in a carried slice is not reported: %d rejected %+v", got.state.RejectedCount, got.state.Rejected)
+	}
+}
+
+// TestWalkGoesOnWhileACommitIsInFlight: slices that are carried are walked
+// while the last commit is still in flight; only a slice that is to be
+// committed itself waits for it (commits stay in order). Here the first
+// commit is held as it begins until the walk has found five more projects,
+// more than the one slice of two directories that walked beside a commit
+// before; without the change the walk waits for the held commit and never
+// finds them (the test then fails after its guard, not by timing).
+func TestWalkGoesOnWhileACommitIsInFlight(t *testing.T) {
+	root := canon(t, t.TempDir())
+	for i := range 60 {
+		mkProject(t, filepath.Join(root, fmt.Sprintf("q%02d", i)))
+	}
+	opt := testOptions(root)
+	opt.SliceDirs = 2
+	opt.SliceTime, opt.VisibleCarry = time.Hour, time.Hour
+	st := newStore(t)
+	ctx := context.Background()
+	s, err := Start(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var found, target atomic.Int32
+	more := make(chan struct{})
+	var once sync.Once
+	s.onFound = func(string) {
+		if n, want := found.Add(1), target.Load(); want > 0 && n >= want {
+			once.Do(func() { close(more) })
+		}
+	}
+	var held atomic.Bool
+	s.beforeCommit = func() {
+		if held.Swap(true) {
+			return
+		}
+		target.Store(found.Load() + 5)
+		select {
+		case <-more:
+		case <-time.After(time.Minute):
+			t.Error("the walk found no more projects while a commit was in flight: it waited for it")
+		}
+	}
+	for {
+		r, err := s.RunRound(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Finished {
+			break
+		}
+	}
+	if !held.Load() {
+		t.Fatal("fixture: no commit")
+	}
+	if got := readStateT(t, st).PassProjects; got != 60 {
+		t.Fatalf("the pass counted %d projects, want 60", got)
+	}
+	if recs := records(t, st); len(recs) != 60 {
+		t.Fatalf("the catalog holds %d records, want 60", len(recs))
 	}
 }

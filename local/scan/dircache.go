@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/cgcat/cgcat/local"
@@ -159,10 +159,15 @@ func (k *keptSet) confirm(i int) {
 // Read-only: the scanners of this process share it through memo.
 type cacheFile struct {
 	body string // the entries, back to back (names are substrings of it)
-	n    int    // how many the header says there are (a hint)
-	once sync.Once
-	offs []uint32         // where entry i begins
-	ix   map[dirKey]int32 // a directory's entry
+	n    int    // how many the header says there are (a hint, unless counted)
+	// counted: n is exact, the entries being this process's own (merged),
+	// so counting them needs no index. A pass's end then leaves the
+	// index to the next pass that looks: building it (a map of every
+	// directory) was 3 % of a first `cgcat scan`, which never looks.
+	counted bool
+	once    sync.Once
+	offs    []uint32         // where entry i begins
+	ix      map[dirKey]int32 // a directory's entry
 }
 
 // index reads every entry; a file with any malformed entry is treated as
@@ -185,7 +190,13 @@ func (f *cacheFile) index() {
 	})
 }
 
-func (f *cacheFile) count() int { f.index(); return len(f.offs) }
+func (f *cacheFile) count() int {
+	if f.counted {
+		return f.n
+	}
+	f.index()
+	return len(f.offs)
+}
 
 // entryMin is the size of the smallest entry (no names).
 const entryMin = passAt + 8 + 1 + 3
@@ -354,6 +365,12 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	before := len(c.fresh)
+	if cap(c.fresh)-before < maxEntryGuess {
+		// Doubled, not grown by append's quarter for large slices: the
+		// copies of a first pass's megabytes of entries were 2 % of its
+		// CPU.
+		c.fresh = slices.Grow(c.fresh, max(before, 64<<10))
+	}
 	b := appendEntry(c.fresh, t, c.pass, ls)
 	if len(b) > maxCacheBytes {
 		c.fresh = b[:before]
@@ -373,6 +390,10 @@ func (c *dirCache) keep(t nofollow.Times, ls *listing, start time.Time) {
 	c.freshIx[keyOf(t.ID)] = uint32(before)
 	c.nFresh.Store(int32(len(c.freshIx)))
 }
+
+// maxEntryGuess: keep makes room for at least this much before appending
+// an entry (a larger one grows the buffer as append does).
+const maxEntryGuess = 4 << 10
 
 // startPass makes pass the one entries are confirmed in from now on.
 // Entries confirmed in an earlier pass stay in the file until a pass ends
@@ -464,7 +485,7 @@ func (c *dirCache) merged(passEnded bool) ([]byte, *cacheFile) {
 	binary.LittleEndian.PutUint64(out[countAt:], uint64(n))
 	body := out[head:]
 	out = binary.LittleEndian.AppendUint64(out, xxh3.Hash(out))
-	return out, &cacheFile{body: frozen(body), n: n}
+	return out, &cacheFile{body: frozen(body), n: n, counted: true}
 }
 
 // save writes the file when it would change: at the end of a pass (which
@@ -519,192 +540,4 @@ func (c *dirCache) save(passEnded bool) error {
 		memo.Unlock()
 	}
 	return nil
-}
-
-// The entry format: device, inode, mtime, ctime, the pass (8 bytes each,
-// little endian), flags (1: holds .codegraph, 2: a name that
-// is not UTF-8 follows), that name, then the child directories, the
-// symlinks and the source names, each a count and that many names (uvarint
-// length and bytes).
-
-// passAt is where an entry's pass is.
-const passAt = 32
-
-func appendEntry(b []byte, t nofollow.Times, pass uint64, ls *listing) []byte {
-	b = binary.LittleEndian.AppendUint64(b, t.ID.Dev)
-	b = binary.LittleEndian.AppendUint64(b, t.ID.Ino)
-	b = binary.LittleEndian.AppendUint64(b, uint64(t.Mtime))
-	b = binary.LittleEndian.AppendUint64(b, uint64(t.Ctime))
-	b = binary.LittleEndian.AppendUint64(b, pass)
-	var flags byte
-	if ls.marker {
-		flags |= 1
-	}
-	if ls.bad != "" {
-		flags |= 2
-	}
-	b = append(b, flags)
-	if ls.bad != "" {
-		b = appendStr(b, ls.bad)
-	}
-	for _, names := range [][]string{ls.dirs, ls.links, ls.sources} {
-		b = binary.AppendUvarint(b, uint64(len(names)))
-		for _, n := range names {
-			b = appendStr(b, n)
-		}
-	}
-	return b
-}
-
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// decodeEntry reads the entry at off; ok is false for anything malformed,
-// including a name that is not one plain name. From a string, the names
-// are substrings of it (no copy).
-func decodeEntry[T ~string | ~[]byte](b T, off int) (e cacheEntry, ok bool) {
-	r := cacheReader[T]{b: b, off: off}
-	e.id.dev, e.id.ino = r.u64(), r.u64()
-	e.mtime, e.ctime = int64(r.u64()), int64(r.u64())
-	e.pass = r.u64()
-	flags := r.byte()
-	if flags&^3 != 0 {
-		return e, false
-	}
-	e.ls.marker = flags&1 != 0
-	if flags&2 != 0 {
-		if e.ls.bad = r.str(); e.ls.bad == "" || !plainName(e.ls.bad) {
-			return e, false
-		}
-	}
-	for i, dst := range []*[]string{&e.ls.dirs, &e.ls.links, &e.ls.sources} {
-		n := r.uvarint()
-		if r.bad || n > uint64(len(b)-r.off) {
-			return e, false
-		}
-		if n == 0 {
-			continue
-		}
-		*dst = make([]string, 0, n)
-		for range n {
-			s := r.str()
-			if !plainName(s) || (i == 0 && !utf8.ValidString(s)) {
-				return e, false
-			}
-			*dst = append(*dst, s)
-		}
-	}
-	if r.bad {
-		return e, false
-	}
-	e.end = r.off
-	return e, true
-}
-
-// checkEntry is decodeEntry without the decoding: it says whether the
-// entry at off is well formed, and its directory and end.
-func checkEntry(b string, off int) (k dirKey, end int, ok bool) {
-	r := cacheReader[string]{b: b, off: off}
-	k.dev, k.ino = r.u64(), r.u64()
-	r.off += 24 // times, pass
-	flags := r.byte()
-	if r.bad || r.off > len(b) || flags&^3 != 0 {
-		return k, 0, false
-	}
-	if flags&2 != 0 {
-		if s := r.str(); s == "" || !plainName(s) {
-			return k, 0, false
-		}
-	}
-	for i := range 3 {
-		n := r.uvarint()
-		if r.bad || n > uint64(len(b)-r.off) {
-			return k, 0, false
-		}
-		for range n {
-			s := r.str()
-			if !plainName(s) || (i == 0 && !utf8.ValidString(s)) {
-				return k, 0, false
-			}
-		}
-	}
-	return k, r.off, !r.bad
-}
-
-// plainName: one entry name (not empty, ".", "..", and without a slash or
-// NUL).
-func plainName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > maxCacheName {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' || s[i] == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// cacheReader decodes with bounds checks; bad is set on the first overrun.
-type cacheReader[T ~string | ~[]byte] struct {
-	b   T
-	off int
-	bad bool
-}
-
-func (r *cacheReader[T]) u64() uint64 {
-	if r.bad || len(r.b)-r.off < 8 {
-		r.bad = true
-		return 0
-	}
-	var v uint64
-	for i := 7; i >= 0; i-- {
-		v = v<<8 | uint64(r.b[r.off+i])
-	}
-	r.off += 8
-	return v
-}
-
-func (r *cacheReader[T]) uvarint() uint64 {
-	var v uint64
-	for shift := 0; !r.bad; shift += 7 {
-		if r.off >= len(r.b) || shift > 63 {
-			r.bad = true
-			break
-		}
-		c := r.b[r.off]
-		r.off++
-		if shift == 63 && c > 1 {
-			r.bad = true
-			break
-		}
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v
-		}
-	}
-	return 0
-}
-
-func (r *cacheReader[T]) byte() byte {
-	if r.bad || r.off >= len(r.b) {
-		r.bad = true
-		return 0
-	}
-	v := r.b[r.off]
-	r.off++
-	return v
-}
-
-func (r *cacheReader[T]) str() string {
-	n := r.uvarint()
-	if r.bad || n > maxCacheName || n > uint64(len(r.b)-r.off) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.b[r.off : r.off+int(n)])
-	r.off += int(n)
-	return s
 }

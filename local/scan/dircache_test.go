@@ -810,3 +810,52 @@ func TestDirCacheSplitPass(t *testing.T) {
 		t.Fatalf("fixture: %d directories, then %d", first.state.PassDirs, after.state.PassDirs)
 	}
 }
+
+// A pass's end writes the cache for the next pass but does not index it:
+// a `cgcat scan` ends there and never looks (building the index, a map of
+// every directory, was 3 % of a first scan's CPU). The next pass of the
+// same scanner indexes it when it first looks, and lists nothing again.
+func TestPassEndLeavesTheCacheIndexToTheNextPass(t *testing.T) {
+	noRacyStamps(t)
+	const m = 40 * time.Millisecond
+	root := cacheTree(t)
+	needCache(t, root)
+	opt := testOptions(root)
+	st := newStore(t)
+	time.Sleep(2 * m)
+	ctx := context.Background()
+	s, err := Start(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	setMargin(s, m)
+	pass := func() {
+		t.Helper()
+		for {
+			r, err := s.RunRound(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Finished {
+				return
+			}
+		}
+	}
+	pass()
+	listed := s.listings.Load()
+	kept := s.cache.kept.Load()
+	if kept == nil || kept.file.count() != int(listed) {
+		t.Fatalf("after the first pass the cache keeps %v entries, the pass listed %d", kept, listed)
+	}
+	if kept.file.ix != nil || kept.file.offs != nil {
+		t.Fatal("the pass's end indexed the cache it wrote; only the next pass needs the index")
+	}
+	pass()
+	if again := s.listings.Load() - listed; again != 0 {
+		t.Fatalf("the second pass listed %d directories again; the cache held them all", again)
+	}
+	if kept.file.ix == nil {
+		t.Fatal("the second pass took its listings from the cache without its index")
+	}
+}

@@ -199,7 +199,7 @@ func (p *walkPool) halt() {
 // followed), and its marker and metadata are read relative to that open
 // directory, so nothing read can come from elsewhere.
 func (s *Scanner) readDir(it item, exclude map[string]bool, began time.Time) (children []item, proj *found, gap, rejected *Gap) {
-	if it.Path == "" || !s.underRoots(it.Path) {
+	if it.Path == "" || !it.inRoots && !s.underRoots(it.Path) {
 		return nil, nil, nil, nil // a damaged entry, or a root no longer configured
 	}
 	d, err := nofollow.OpenDir(it.Path)
