@@ -1,11 +1,21 @@
 package nofollow
 
 import (
+	"encoding/binary"
 	"io/fs"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+)
+
+// Offsets of struct linux_dirent64's fields (d_ino, d_reclen, d_type,
+// d_name), taken from x/sys's layout of it.
+const (
+	direntIno    = int(unsafe.Offsetof(unix.Dirent{}.Ino))
+	direntReclen = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntType   = int(unsafe.Offsetof(unix.Dirent{}.Type))
+	direntName   = int(unsafe.Offsetof(unix.Dirent{}.Name))
 )
 
 // dirBufs recycles getdents buffers: one 32 KiB buffer per listing would
@@ -41,23 +51,32 @@ func (d *Dir) List(fn func(name string, typ fs.FileMode)) error {
 			return nil
 		}
 		for off := 0; off < n; {
-			de := (*unix.Dirent)(unsafe.Pointer(&buf[off]))
-			reclen := int(de.Reclen)
-			if reclen == 0 || off+reclen > n {
+			// The record is read field by field from the buffer: a
+			// *unix.Dirent laid over it would reach past the buffer's end
+			// for a short record near it (the struct holds a 256-byte
+			// name), which the race detector's pointer checks refuse.
+			if off+direntName > n {
 				return nil
 			}
-			nameBytes := buf[off+int(unsafe.Offsetof(de.Name)) : off+reclen]
+			rec := buf[off:n]
+			reclen := int(binary.NativeEndian.Uint16(rec[direntReclen:]))
+			if reclen < direntName || reclen > len(rec) {
+				return nil
+			}
+			ino := binary.NativeEndian.Uint64(rec[direntIno:])
+			dtype := rec[direntType]
+			nameBytes := rec[direntName:reclen]
 			l := 0
 			for l < len(nameBytes) && nameBytes[l] != 0 {
 				l++
 			}
 			off += reclen
-			if de.Ino == 0 || (l == 1 && nameBytes[0] == '.') || (l == 2 && nameBytes[0] == '.' && nameBytes[1] == '.') {
+			if ino == 0 || (l == 1 && nameBytes[0] == '.') || (l == 2 && nameBytes[0] == '.' && nameBytes[1] == '.') {
 				continue
 			}
 			name := string(nameBytes[:l])
 			var typ fs.FileMode
-			switch de.Type {
+			switch dtype {
 			case unix.DT_DIR:
 				typ = fs.ModeDir
 			case unix.DT_LNK:
