@@ -94,6 +94,9 @@ func readAll(t *testing.T, dir string) map[string]string {
 // without its record, and every record keeps its id — the published views
 // hold every record, so even a lost table costs none.
 func TestRecoverKeepsEveryRecord(t *testing.T) {
+	if raceEnabled {
+		t.Skip("recover of 5,000 records is single-threaded volume work; the run without -race covers it")
+	}
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, table string)
@@ -146,6 +149,9 @@ func TestRecoverKeepsEveryRecord(t *testing.T) {
 // Without the views (a data dir of an older release), recover keeps every
 // record it can read and still leaves no binding without its record.
 func TestRecoverFromTablesAlone(t *testing.T) {
+	if raceEnabled {
+		t.Skip("recover of 5,000 records is single-threaded volume work; the run without -race covers it")
+	}
 	dir := t.TempDir()
 	want := fill(t, dir, 5000)
 	os.RemoveAll(filepath.Join(dir, "views"))
