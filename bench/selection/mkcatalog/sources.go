@@ -30,59 +30,68 @@ func npmPackages(roots []string) []*pkg {
 			continue
 		}
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != "package.json" {
+			if err != nil || d.IsDir() || d.Name() != "package.json" || !inNodeModules(filepath.Dir(p)) {
 				return nil
 			}
-			dir := filepath.Dir(p)
-			parent := filepath.Base(filepath.Dir(dir))
-			if strings.HasPrefix(parent, "@") {
-				parent = filepath.Base(filepath.Dir(filepath.Dir(dir)))
-			}
-			if parent != "node_modules" {
-				return nil
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil
-			}
-			var v struct {
-				Name         string            `json:"name"`
-				Version      string            `json:"version"`
-				Description  string            `json:"description"`
-				Keywords     []string          `json:"keywords"`
-				Dependencies map[string]string `json:"dependencies"`
-			}
-			if json.Unmarshal(b, &v) != nil || v.Name == "" {
-				return nil
-			}
-			if o := best[v.Name]; o != nil && cmpVersion(o.version, v.Version) >= 0 {
-				return nil
-			}
-			man := map[string]any{"name": v.Name, "version": v.Version}
-			if v.Description != "" {
-				man["description"] = v.Description
-			}
-			if len(v.Keywords) > 0 {
-				man["keywords"] = v.Keywords
-			}
-			mb, _ := json.Marshal(man)
-			files := map[string]string{"package.json": string(mb)}
-			if name, body := readmeIn(dir); name != "" {
-				files[name] = body
-			}
-			deps := make([]string, 0, len(v.Dependencies))
-			for k := range v.Dependencies {
-				deps = append(deps, k)
-			}
-			sort.Strings(deps)
-			best[v.Name] = &pkg{
-				rec: selection.Record{Dir: "js/" + v.Name, Kind: "package.json", From: "npm " + v.Name + "@" + v.Version, Files: files},
-				eco: "npm", name: v.Name, version: v.Version, deps: deps,
+			if n := npmPackage(p); n != nil {
+				if o := best[n.name]; o == nil || cmpVersion(o.version, n.version) < 0 {
+					best[n.name] = n
+				}
 			}
 			return nil
 		})
 	}
 	return sortedValues(best)
+}
+
+// inNodeModules says whether dir is a package installed in node_modules
+// (scoped or not).
+func inNodeModules(dir string) bool {
+	parent := filepath.Base(filepath.Dir(dir))
+	if strings.HasPrefix(parent, "@") {
+		parent = filepath.Base(filepath.Dir(filepath.Dir(dir)))
+	}
+	return parent == "node_modules"
+}
+
+// npmPackage reads the package whose package.json is at p, keeping of the
+// manifest what metadata reading uses; nil when it names no package.
+func npmPackage(p string) *pkg {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	var v struct {
+		Name         string            `json:"name"`
+		Version      string            `json:"version"`
+		Description  string            `json:"description"`
+		Keywords     []string          `json:"keywords"`
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if json.Unmarshal(b, &v) != nil || v.Name == "" {
+		return nil
+	}
+	man := map[string]any{"name": v.Name, "version": v.Version}
+	if v.Description != "" {
+		man["description"] = v.Description
+	}
+	if len(v.Keywords) > 0 {
+		man["keywords"] = v.Keywords
+	}
+	mb, _ := json.Marshal(man)
+	files := map[string]string{"package.json": string(mb)}
+	if name, body := readmeIn(filepath.Dir(p)); name != "" {
+		files[name] = body
+	}
+	deps := make([]string, 0, len(v.Dependencies))
+	for k := range v.Dependencies {
+		deps = append(deps, k)
+	}
+	sort.Strings(deps)
+	return &pkg{
+		rec: selection.Record{Dir: "js/" + v.Name, Kind: "package.json", From: "npm " + v.Name + "@" + v.Version, Files: files},
+		eco: "npm", name: v.Name, version: v.Version, deps: deps,
+	}
 }
 
 // readmeIn returns the README of dir that local/meta would pick.
@@ -143,27 +152,38 @@ func goDir(module string) string {
 }
 
 func goModules(cache string) []*pkg {
-	best := map[string]*pkg{}
-	add := func(modfile []byte, version, readmeName, readme, from string) {
-		module, reqs := parseGoMod(modfile)
-		if module == "" || strings.Contains(module, " ") {
-			return
-		}
-		if o := best[module]; o != nil && (o.rec.Files["README.md"] != "" || len(o.rec.Files) > 1) && readme == "" {
-			return // keep the extracted module with its README
-		} else if o != nil && readme == "" && cmpVersion(o.version, version) >= 0 {
-			return
-		}
-		files := map[string]string{"go.mod": "module " + module + "\n"}
-		if readmeName != "" {
-			files[readmeName] = readme
-		}
-		best[module] = &pkg{
-			rec: selection.Record{Dir: goDir(module), Kind: "go.mod", From: "go " + module + "@" + version + " (" + from + ")", Files: files},
-			eco: "go", name: module, version: version, deps: reqs,
-		}
+	mods := goModuleSet{}
+	mods.addExtracted(cache)
+	mods.addDownloaded(cache)
+	return sortedValues(mods)
+}
+
+// goModuleSet keeps one version of each module: an extracted one with its
+// README over a go.mod alone, else the newest.
+type goModuleSet map[string]*pkg
+
+func (best goModuleSet) add(modfile []byte, version, readmeName, readme, from string) {
+	module, reqs := parseGoMod(modfile)
+	if module == "" || strings.Contains(module, " ") {
+		return
 	}
-	// Extracted modules: <path>@<version>/go.mod.
+	if o := best[module]; o != nil && (o.rec.Files["README.md"] != "" || len(o.rec.Files) > 1) && readme == "" {
+		return // keep the extracted module with its README
+	} else if o != nil && readme == "" && cmpVersion(o.version, version) >= 0 {
+		return
+	}
+	files := map[string]string{"go.mod": "module " + module + "\n"}
+	if readmeName != "" {
+		files[readmeName] = readme
+	}
+	best[module] = &pkg{
+		rec: selection.Record{Dir: goDir(module), Kind: "go.mod", From: "go " + module + "@" + version + " (" + from + ")", Files: files},
+		eco: "go", name: module, version: version, deps: reqs,
+	}
+}
+
+// addExtracted adds the extracted modules: <path>@<version>/go.mod.
+func (best goModuleSet) addExtracted(cache string) {
 	_ = filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -178,11 +198,15 @@ func goModules(cache string) []*pkg {
 		if err == nil {
 			version := d.Name()[strings.LastIndex(d.Name(), "@")+1:]
 			rn, rb := readmeIn(p)
-			add(b, version, rn, rb, "module cache")
+			best.add(b, version, rn, rb, "module cache")
 		}
 		return filepath.SkipDir
 	})
-	// go.mod files only in cache/download: <path>/@v/<version>.mod.
+}
+
+// addDownloaded adds the go.mod files only in cache/download:
+// <path>/@v/<version>.mod.
+func (best goModuleSet) addDownloaded(cache string) {
 	dl := filepath.Join(cache, "cache", "download")
 	_ = filepath.WalkDir(dl, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".mod") || filepath.Base(filepath.Dir(p)) != "@v" {
@@ -190,11 +214,10 @@ func goModules(cache string) []*pkg {
 		}
 		b, err := os.ReadFile(p)
 		if err == nil {
-			add(b, strings.TrimSuffix(d.Name(), ".mod"), "", "", "go.mod from the download cache")
+			best.add(b, strings.TrimSuffix(d.Name(), ".mod"), "", "", "go.mod from the download cache")
 		}
 		return nil
 	})
-	return sortedValues(best)
 }
 
 // ---------------------------------------------------------------- Python
@@ -219,58 +242,87 @@ func pyDists(glob string) []*pkg {
 			if o := best[key]; o != nil && cmpVersion(o.version, version) >= 0 {
 				continue
 			}
-			var kw []string
-			if k := first(h["keywords"]); k != "" {
-				sep := " "
-				if strings.Contains(k, ",") {
-					sep = ","
-				}
-				for _, w := range strings.Split(k, sep) {
-					if w = strings.TrimSpace(w); w != "" {
-						kw = append(kw, w)
-					}
-				}
-			}
-			var t strings.Builder
-			t.WriteString("[project]\n")
-			fmt.Fprintf(&t, "name = %s\nversion = %s\n", tomlString(name), tomlString(version))
-			if s := first(h["summary"]); s != "" && s != "UNKNOWN" {
-				fmt.Fprintf(&t, "description = %s\n", tomlString(s))
-			}
-			if len(kw) > 0 {
-				qs := make([]string, len(kw))
-				for i, k := range kw {
-					qs[i] = tomlString(k)
-				}
-				fmt.Fprintf(&t, "keywords = [%s]\n", strings.Join(qs, ", "))
-			}
-			files := map[string]string{"pyproject.toml": t.String()}
-			if body = strings.TrimSpace(body); body != "" && body != "UNKNOWN" {
-				rn := "README.rst"
-				switch ct := first(h["description-content-type"]); {
-				case strings.Contains(ct, "markdown"):
-					rn = "README.md"
-				case strings.Contains(ct, "plain"):
-					rn = "README.txt"
-				}
-				files[rn] = body + "\n"
-			}
-			var deps []string
-			for _, r := range h["requires-dist"] {
-				if strings.Contains(r, "extra ==") {
-					continue
-				}
-				if m := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*`).FindString(r); m != "" {
-					deps = append(deps, m)
-				}
+			files := map[string]string{"pyproject.toml": pyProject(name, version, first(h["summary"]), pyKeywords(first(h["keywords"])))}
+			if rn, rb := pyReadme(body, first(h["description-content-type"])); rn != "" {
+				files[rn] = rb
 			}
 			best[key] = &pkg{
 				rec: selection.Record{Dir: "py/" + key, Kind: "pyproject.toml", From: "pypi " + name + " " + version + " (installed METADATA)", Files: files},
-				eco: "py", name: name, version: version, deps: deps,
+				eco: "py", name: name, version: version, deps: pyRequires(h["requires-dist"]),
 			}
 		}
 	}
 	return sortedValues(best)
+}
+
+// pyKeywords splits the Keywords header: at commas when it has any, else
+// at spaces.
+func pyKeywords(k string) []string {
+	if k == "" {
+		return nil
+	}
+	sep := " "
+	if strings.Contains(k, ",") {
+		sep = ","
+	}
+	var kw []string
+	for _, w := range strings.Split(k, sep) {
+		if w = strings.TrimSpace(w); w != "" {
+			kw = append(kw, w)
+		}
+	}
+	return kw
+}
+
+// pyProject is the pyproject.toml that says what the METADATA says.
+func pyProject(name, version, summary string, kw []string) string {
+	var t strings.Builder
+	t.WriteString("[project]\n")
+	fmt.Fprintf(&t, "name = %s\nversion = %s\n", tomlString(name), tomlString(version))
+	if summary != "" && summary != "UNKNOWN" {
+		fmt.Fprintf(&t, "description = %s\n", tomlString(summary))
+	}
+	if len(kw) > 0 {
+		qs := make([]string, len(kw))
+		for i, k := range kw {
+			qs[i] = tomlString(k)
+		}
+		fmt.Fprintf(&t, "keywords = [%s]\n", strings.Join(qs, ", "))
+	}
+	return t.String()
+}
+
+// pyReadme is the long description as a README named for its content
+// type (reStructuredText unless it says otherwise); none when empty.
+func pyReadme(body, contentType string) (name, text string) {
+	if body = strings.TrimSpace(body); body == "" || body == "UNKNOWN" {
+		return "", ""
+	}
+	name = "README.rst"
+	switch {
+	case strings.Contains(contentType, "markdown"):
+		name = "README.md"
+	case strings.Contains(contentType, "plain"):
+		name = "README.txt"
+	}
+	return name, body + "\n"
+}
+
+// reDistName is the distribution name at the start of a Requires-Dist.
+var reDistName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*`)
+
+// pyRequires are the distributions required without an extra.
+func pyRequires(requires []string) []string {
+	var deps []string
+	for _, r := range requires {
+		if strings.Contains(r, "extra ==") {
+			continue
+		}
+		if m := reDistName.FindString(r); m != "" {
+			deps = append(deps, m)
+		}
+	}
+	return deps
 }
 
 // parseMetadata reads core metadata: RFC 822 headers, then the long
