@@ -358,6 +358,20 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 	if !s.Enabled {
 		return []check{infof("GBrain is off (optional; everything works without it)")}
 	}
+	cs := gbrainConnectionChecks(cfg, s)
+	if s.StoreError != "" {
+		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))
+	}
+	if s.Store == nil {
+		return cs
+	}
+	cs = append(cs, projectionChecks(s)...)
+	return append(cs, fleetChecks(s)...)
+}
+
+// gbrainConnectionChecks: the connection, the pinned source, the brain
+// and where writes land.
+func gbrainConnectionChecks(cfg *config.Config, s *gbrainStatus) []check {
 	var cs []check
 	if s.Connected {
 		cs = append(cs, okf("GBrain connection: %s (%s)", s.Server, s.Connection))
@@ -385,13 +399,14 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 		cs = append(cs, warnf("cgcat writes no card through this connection until its token writes to "+s.ExpectedSource+"; see the message",
 			"GBrain write source: %s", s.WriteSourceError))
 	}
-	if s.StoreError != "" {
-		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))
-	}
+	return cs
+}
+
+// projectionChecks: from the store, the outbox, cards not written yet,
+// conflicts, refused cards and orphans.
+func projectionChecks(s *gbrainStatus) []check {
 	st := s.Store
-	if st == nil {
-		return cs
-	}
+	var cs []check
 	if st.OutboxDepth > 0 && !st.OldestPending.IsZero() && time.Since(st.OldestPending) > 10*time.Minute {
 		cs = append(cs, warnf("run `cgcat gbrain sync` (or keep a `cgcat serve` with GBrain on running)", "GBrain outbox: %d cards waiting, the oldest for %s", st.OutboxDepth, time.Since(st.OldestPending).Round(time.Minute)))
 	} else {
@@ -418,7 +433,7 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 	if rr := st.LastReconcile; rr != nil && rr.OrphanCount > 0 {
 		cs = append(cs, warnf("delete them in GBrain if they are not wanted", "GBrain orphans: %d cards under %s/ name no project bound here", rr.OrphanCount, s.SlugPrefix))
 	}
-	return append(cs, fleetChecks(s)...)
+	return cs
 }
 
 // fleetChecks are doctor's checks of this machine among the others: its
