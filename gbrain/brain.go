@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -66,23 +64,8 @@ func DialTransport(ctx context.Context, tr transport.Interface, opts Options) (*
 	if opts.ExpectedSource != "" && !ValidSourceID(opts.ExpectedSource) {
 		return nil, &DialError{Class: Definite, Err: fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)}
 	}
-	if opts.HandshakeTimeout <= 0 {
-		opts.HandshakeTimeout = DefaultHandshakeTimeout
-	}
-	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = DefaultCallTimeout
-	}
-	if opts.ClientName == "" {
-		opts.ClientName = "cgcat"
-	}
-	if opts.ClientVersion == "" {
-		opts.ClientVersion = "dev"
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	c := &Client{opts: opts, log: logger, tr: tr}
+	opts = opts.withDefaults()
+	c := &Client{opts: opts, log: opts.Logger, tr: tr}
 	c.mc = client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancelLife = cancel

@@ -19,28 +19,52 @@ const maxAnswerBytes = 16 << 20
 // Every failure comes back as a *CallError with its class; mutating says
 // whether a lost answer leaves the outcome unknown.
 func (c *Client) call(ctx context.Context, tool string, args map[string]any, mutating bool, out any) error {
-	fail := func(class Class, err error) error { return &CallError{Tool: tool, Class: class, Err: err} }
-	lostClass := Transient
-	if mutating {
-		lostClass = Ambiguous
+	if err := c.connected(); err != nil {
+		return &CallError{Tool: tool, Class: Transient, Err: err}
 	}
-
-	c.mu.Lock()
-	closed, lost := c.closed, c.lost
-	c.mu.Unlock()
-	if closed {
-		return fail(Transient, ErrClosed)
-	}
-	if lost != nil {
-		return fail(Transient, fmt.Errorf("%w: %w", ErrNotConnected, lost))
-	}
-
 	cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	c.countCall(tool)
+	res, class, err := c.send(ctx, cctx, req, mutating)
+	if err == nil {
+		class, err = c.readAnswer(tool, res, mutating, out)
+	}
+	if err != nil {
+		return &CallError{Tool: tool, Class: class, Err: err}
+	}
+	return nil
+}
+
+// outcomeClass is the class of a failure that leaves the call's outcome
+// unknown: Transient for a read, Ambiguous for a write.
+func outcomeClass(mutating bool) Class {
+	if mutating {
+		return Ambiguous
+	}
+	return Transient
+}
+
+// connected says why no call can be sent: the client was closed or its
+// connection was lost. Both are Transient.
+func (c *Client) connected() error {
+	c.mu.Lock()
+	closed, lost := c.closed, c.lost
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if lost != nil {
+		return fmt.Errorf("%w: %w", ErrNotConnected, lost)
+	}
+	return nil
+}
+
+// send sends the request (a read refused for its token once more) and
+// classifies a call that brought no tool result back.
+func (c *Client) send(ctx, cctx context.Context, req mcp.CallToolRequest, mutating bool) (*mcp.CallToolResult, Class, error) {
+	c.countCall(req.Params.Name)
 	res, err := c.mc.CallTool(cctx, req)
 	if err != nil && c.auth != nil {
 		// HTTP: a call refused before GBrain ran it (no token, a 401)
@@ -50,50 +74,64 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 		// re-sends a write by itself.
 		class, cause, retry := c.authFailure(err, mutating)
 		if retry {
-			c.countCall(tool)
+			c.countCall(req.Params.Name)
 			res, err = c.mc.CallTool(cctx, req)
 			if err != nil {
 				class, cause, _ = c.authFailure(err, true)
 			}
 		}
 		if cause != nil {
-			return fail(class, cause)
+			return nil, class, cause
 		}
 	}
 	if err != nil {
-		switch {
-		case connectionGone(err):
-			cause := c.markLost(err)
-			if notSent(err) {
-				return fail(Transient, fmt.Errorf("%w: %w", ErrNotConnected, cause))
-			}
-			return fail(lostClass, fmt.Errorf("%w mid-call: %w", ErrConnectionLost, cause))
-		case ctx.Err() != nil:
-			return fail(lostClass, ctx.Err())
-		case errors.Is(cctx.Err(), context.DeadlineExceeded):
-			return fail(lostClass, fmt.Errorf("%w after %s", ErrCallTimeout, c.opts.CallTimeout))
-		}
-		if c.auth != nil && dialFailed(err) {
-			// Nothing reached GBrain (connection refused, no route).
-			return fail(Transient, fmt.Errorf("%w: %w", ErrNotConnected, err))
-		}
-		var te *transport.Error
-		if errors.As(err, &te) {
-			// HTTP transport failures and anything unforeseen on the wire:
-			// the outcome is unknown.
-			return fail(lostClass, err)
-		}
-		if isProtocolError(err) {
-			// GBrain answered with a JSON-RPC error: nothing was done.
-			return fail(Definite, err)
-		}
-		// An answer mcp-go could not read as a tool result.
-		if mutating {
-			return fail(Ambiguous, fmt.Errorf("%w: %w", ErrGarbage, err))
-		}
-		return fail(Definite, fmt.Errorf("%w: %w", ErrGarbage, err))
+		class, cause := c.sendFailure(ctx, cctx, err, mutating)
+		return nil, class, cause
 	}
+	return res, 0, nil
+}
 
+// sendFailure classifies an error from sending a call: a lost connection,
+// the caller giving up, the call timeout, nothing reaching GBrain, a wire
+// failure, a JSON-RPC error, or an answer that is not a tool result.
+func (c *Client) sendFailure(ctx, cctx context.Context, err error, mutating bool) (Class, error) {
+	lostClass := outcomeClass(mutating)
+	switch {
+	case connectionGone(err):
+		cause := c.markLost(err)
+		if notSent(err) {
+			return Transient, fmt.Errorf("%w: %w", ErrNotConnected, cause)
+		}
+		return lostClass, fmt.Errorf("%w mid-call: %w", ErrConnectionLost, cause)
+	case ctx.Err() != nil:
+		return lostClass, ctx.Err()
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return lostClass, fmt.Errorf("%w after %s", ErrCallTimeout, c.opts.CallTimeout)
+	}
+	if c.auth != nil && dialFailed(err) {
+		// Nothing reached GBrain (connection refused, no route).
+		return Transient, fmt.Errorf("%w: %w", ErrNotConnected, err)
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		// HTTP transport failures and anything unforeseen on the wire:
+		// the outcome is unknown.
+		return lostClass, err
+	}
+	if isProtocolError(err) {
+		// GBrain answered with a JSON-RPC error: nothing was done.
+		return Definite, err
+	}
+	// An answer mcp-go could not read as a tool result.
+	if mutating {
+		return Ambiguous, fmt.Errorf("%w: %w", ErrGarbage, err)
+	}
+	return Definite, fmt.Errorf("%w: %w", ErrGarbage, err)
+}
+
+// readAnswer decodes a tool result: a tool error GBrain reported, or the
+// JSON text of content[0] into out. Unknown-parameter warnings are logged.
+func (c *Client) readAnswer(tool string, res *mcp.CallToolResult, mutating bool, out any) (Class, error) {
 	text, extra, ok := firstText(res)
 	for _, w := range extra {
 		if strings.Contains(w, "unknown parameter") {
@@ -101,33 +139,39 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, mut
 		}
 	}
 	if res.IsError {
-		if !ok {
-			return fail(Definite, garbage("error answer without text", ""))
-		}
-		var te struct {
-			Error      string `json:"error"`
-			Message    string `json:"message"`
-			Suggestion string `json:"suggestion"`
-		}
-		if err := json.Unmarshal([]byte(text), &te); err != nil || te.Error == "" {
-			return fail(Definite, fmt.Errorf("%w (isError): %w", ErrGarbage, garbage("error answer is not {error, message}", text)))
-		}
-		return fail(toolErrorClass(te.Error, mutating), &ToolError{Code: te.Error, Message: te.Message, Suggestion: te.Suggestion})
+		return toolFailure(text, ok, mutating)
 	}
 	garbageClass := Definite
 	if mutating {
 		garbageClass = Ambiguous
 	}
 	if !ok {
-		return fail(garbageClass, garbage("answer has no text content", ""))
+		return garbageClass, garbage("answer has no text content", "")
 	}
 	if len(text) > maxAnswerBytes {
-		return fail(garbageClass, garbage(fmt.Sprintf("answer larger than %d bytes", maxAnswerBytes), text))
+		return garbageClass, garbage(fmt.Sprintf("answer larger than %d bytes", maxAnswerBytes), text)
 	}
 	if err := json.Unmarshal([]byte(text), out); err != nil {
-		return fail(garbageClass, garbage("not the documented JSON ("+err.Error()+")", text))
+		return garbageClass, garbage("not the documented JSON ("+err.Error()+")", text)
 	}
-	return nil
+	return 0, nil
+}
+
+// toolFailure reads an isError answer as GBrain's {error, message,
+// suggestion} and classifies it.
+func toolFailure(text string, ok, mutating bool) (Class, error) {
+	if !ok {
+		return Definite, garbage("error answer without text", "")
+	}
+	var te struct {
+		Error      string `json:"error"`
+		Message    string `json:"message"`
+		Suggestion string `json:"suggestion"`
+	}
+	if err := json.Unmarshal([]byte(text), &te); err != nil || te.Error == "" {
+		return Definite, fmt.Errorf("%w (isError): %w", ErrGarbage, garbage("error answer is not {error, message}", text))
+	}
+	return toolErrorClass(te.Error, mutating), &ToolError{Code: te.Error, Message: te.Message, Suggestion: te.Suggestion}
 }
 
 // authFailure classifies an HTTP call that GBrain did not run: no token

@@ -121,21 +121,55 @@ type Client struct {
 // handshake timeout (ErrHandshakeTimeout) or a child that exited for another
 // reason (ErrProcessExited, with its exit code and stderr tail).
 func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
-	if err := conn.Validate(); err != nil {
+	if err := checkDial(conn, opts); err != nil {
 		return nil, &DialError{Class: Definite, Err: err}
 	}
+	opts = opts.withDefaults()
+	c := &Client{conn: conn, opts: opts, log: opts.Logger}
+	if conn.Command != "" {
+		c.tr = c.stdioTransport()
+	} else if err := c.openHTTPTransport(); err != nil {
+		return nil, err
+	}
+	c.mc = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
+
+	// mcp-go kills the child when the context given to Start ends, so it gets
+	// one that lives as long as the Client (values kept, cancellation not).
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelLife = cancel
+	if err := c.mc.Start(life); err != nil {
+		cancel()
+		return nil, &DialError{Class: Definite, Err: fmt.Errorf("start gbrain %s: %w", c.target(), err)}
+	}
+	if err := c.handshake(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkDial refuses a connection or options that can never work: a bad
+// connection, source or brain id, or an environment that contradicts them.
+func checkDial(conn Connection, opts Options) error {
+	if err := conn.Validate(); err != nil {
+		return err
+	}
 	if opts.ExpectedSource != "" && !ValidSourceID(opts.ExpectedSource) {
-		return nil, &DialError{Class: Definite, Err: fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)}
+		return fmt.Errorf("%w: %q (want [a-z0-9-]{1,32})", ErrInvalidSourceID, opts.ExpectedSource)
 	}
 	if opts.ExpectedBrain != "" && !ValidBrainID(opts.ExpectedBrain) {
-		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: expected brain %q is not a GBrain brain id (\"host\" or a mount id of [a-z0-9-])", opts.ExpectedBrain)}
+		return fmt.Errorf("gbrain connection: expected brain %q is not a GBrain brain id (\"host\" or a mount id of [a-z0-9-])", opts.ExpectedBrain)
 	}
 	if v, ok := conn.Env["GBRAIN_BRAIN_ID"]; ok && opts.ExpectedBrain != "" && v != opts.ExpectedBrain {
-		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_BRAIN_ID=%q conflicts with the expected brain %q", v, opts.ExpectedBrain)}
+		return fmt.Errorf("gbrain connection: env GBRAIN_BRAIN_ID=%q conflicts with the expected brain %q", v, opts.ExpectedBrain)
 	}
 	if v, ok := conn.Env["GBRAIN_SOURCE"]; ok && v != opts.ExpectedSource {
-		return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: env GBRAIN_SOURCE=%q conflicts with the expected source %q", v, opts.ExpectedSource)}
+		return fmt.Errorf("gbrain connection: env GBRAIN_SOURCE=%q conflicts with the expected source %q", v, opts.ExpectedSource)
 	}
+	return nil
+}
+
+// withDefaults fills the options left at their zero value.
+func (opts Options) withDefaults() Options {
 	if opts.HandshakeTimeout <= 0 {
 		opts.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -148,73 +182,75 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	return opts
+}
 
-	c := &Client{conn: conn, opts: opts, log: logger}
-	if conn.Command != "" {
-		c.stderr = newTailBuffer(StderrTailSize)
-		c.stderr.onLine = opts.OnStderr
-		env := childEnv(conn, opts)
-		c.tr = transport.NewStdioWithOptions(conn.Command, nil, conn.Args,
-			transport.WithCommandLogger(logger),
-			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Env = env
-				cmd.Dir = conn.Cwd
-				// A writer that is not an *os.File: exec copies stderr in a
-				// goroutine that cmd.Wait waits for, so the tail is complete
-				// once the process has been reaped. mcp-go leaves a
-				// preset Stderr alone.
-				cmd.Stderr = c.stderr
-				cmd.WaitDelay = 2 * time.Second
-				c.cmd = cmd
-				return cmd, nil
-			}))
-	} else {
-		// One HTTP transport per client (its idle connections end with
-		// it); the token source adds the bearer token to every request,
-		// fetching and renewing OAuth tokens as they are needed.
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		// GBrain (Node) closes an idle keep-alive connection after 5 s
-		// ("Keep-Alive: timeout=5"). A write sent on a connection the
-		// server is closing fails after it left, which is ambiguous:
-		// drop idle connections before the server does.
-		base.IdleConnTimeout = idleConnTimeout
-		c.httpBase = base
-		src, err := newTokenSource(conn, &http.Client{Transport: base, Timeout: opts.CallTimeout}, logger)
-		if err != nil {
-			base.CloseIdleConnections()
-			return nil, &DialError{Class: Definite, Err: err}
-		}
-		c.auth = src
-		tr, err := transport.NewStreamableHTTP(conn.URL,
-			transport.WithHTTPLogger(logger),
-			transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}, CheckRedirect: sameOriginRedirects(src.origin)}))
-		if err != nil {
-			base.CloseIdleConnections()
-			return nil, &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
-		}
-		c.tr = tr
+// stdioTransport starts GBrain as a child process whose stderr tail the
+// client keeps.
+func (c *Client) stdioTransport() transport.Interface {
+	conn, opts := c.conn, c.opts
+	c.stderr = newTailBuffer(StderrTailSize)
+	c.stderr.onLine = opts.OnStderr
+	env := childEnv(conn, opts)
+	return transport.NewStdioWithOptions(conn.Command, nil, conn.Args,
+		transport.WithCommandLogger(c.log),
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Dir = conn.Cwd
+			// A writer that is not an *os.File: exec copies stderr in a
+			// goroutine that cmd.Wait waits for, so the tail is complete
+			// once the process has been reaped. mcp-go leaves a
+			// preset Stderr alone.
+			cmd.Stderr = c.stderr
+			cmd.WaitDelay = 2 * time.Second
+			c.cmd = cmd
+			return cmd, nil
+		}))
+}
+
+// openHTTPTransport reaches GBrain over streamable HTTP. Errors are
+// *DialError, Definite.
+func (c *Client) openHTTPTransport() error {
+	// One HTTP transport per client (its idle connections end with
+	// it); the token source adds the bearer token to every request,
+	// fetching and renewing OAuth tokens as they are needed.
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	// GBrain (Node) closes an idle keep-alive connection after 5 s
+	// ("Keep-Alive: timeout=5"). A write sent on a connection the
+	// server is closing fails after it left, which is ambiguous:
+	// drop idle connections before the server does.
+	base.IdleConnTimeout = idleConnTimeout
+	c.httpBase = base
+	src, err := newTokenSource(c.conn, &http.Client{Transport: base, Timeout: c.opts.CallTimeout}, c.log)
+	if err != nil {
+		base.CloseIdleConnections()
+		return &DialError{Class: Definite, Err: err}
 	}
-	c.mc = client.NewClient(c.tr, client.WithProtocolVersion(ProtocolVersion))
-
-	// mcp-go kills the child when the context given to Start ends, so it gets
-	// one that lives as long as the Client (values kept, cancellation not).
-	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancelLife = cancel
-	if err := c.mc.Start(life); err != nil {
-		cancel()
-		return nil, &DialError{Class: Definite, Err: fmt.Errorf("start gbrain %s: %w", c.target(), err)}
+	c.auth = src
+	tr, err := transport.NewStreamableHTTP(c.conn.URL,
+		transport.WithHTTPLogger(c.log),
+		transport.WithHTTPBasicClient(&http.Client{Transport: &authTransport{base: base, src: src}, CheckRedirect: sameOriginRedirects(src.origin)}))
+	if err != nil {
+		base.CloseIdleConnections()
+		return &DialError{Class: Definite, Err: fmt.Errorf("gbrain connection: %w", err)}
 	}
+	c.tr = tr
+	return nil
+}
 
-	hctx, hcancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+// handshake sends initialize within opts.HandshakeTimeout and keeps what
+// GBrain said about itself. On failure the connection is shut down and the
+// error is a *DialError.
+func (c *Client) handshake(ctx context.Context) error {
+	hctx, hcancel := context.WithTimeout(ctx, c.opts.HandshakeTimeout)
 	defer hcancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = ProtocolVersion
-	req.Params.ClientInfo = mcp.Implementation{Name: opts.ClientName, Version: opts.ClientVersion}
+	req.Params.ClientInfo = mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion}
 	res, err := c.mc.Initialize(hctx, req)
 	if err != nil {
 		derr := c.handshakeError(ctx, hctx, err)
@@ -224,13 +260,13 @@ func Dial(ctx context.Context, conn Connection, opts Options) (*Client, error) {
 			defer c.killAfter(abandonGrace)()
 		}
 		c.shutdown()
-		return nil, derr
+		return derr
 	}
 	c.info = ServerInfo{Name: res.ServerInfo.Name, Version: res.ServerInfo.Version, ProtocolVersion: res.ProtocolVersion}
 	if res.ServerInfo.Name != "gbrain" {
-		logger.Warn("the MCP server does not call itself gbrain", "name", res.ServerInfo.Name, "version", res.ServerInfo.Version)
+		c.log.Warn("the MCP server does not call itself gbrain", "name", res.ServerInfo.Name, "version", res.ServerInfo.Version)
 	}
-	return c, nil
+	return nil
 }
 
 // abandonGrace is how long a stdio child whose caller gave up during the

@@ -53,34 +53,46 @@ func (c Connection) Validate() error {
 	case c.Command == "" && c.URL == "":
 		return errors.New("gbrain connection: command or url is required")
 	case c.Command != "":
-		if !filepath.IsAbs(c.Command) {
-			return fmt.Errorf("gbrain connection: command %q must be an absolute path", c.Command)
-		}
-		if c.Cwd != "" && !filepath.IsAbs(c.Cwd) {
-			return fmt.Errorf("gbrain connection: cwd %q must be an absolute path", c.Cwd)
-		}
-		for k := range c.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return fmt.Errorf("gbrain connection: bad environment variable name %q", k)
-			}
-		}
-		if c.TokenEnv != "" || c.ClientIDEnv != "" || c.ClientSecretEnv != "" {
-			return errors.New("gbrain connection: tokenEnv, clientIdEnv and clientSecretEnv apply to url connections only")
-		}
+		return c.validateCommand()
 	default:
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("gbrain connection: url %q must be an absolute http(s) URL", c.URL)
+		return c.validateURL()
+	}
+}
+
+// validateCommand checks a stdio connection: absolute paths, environment
+// names, and none of the url connection's credentials.
+func (c Connection) validateCommand() error {
+	if !filepath.IsAbs(c.Command) {
+		return fmt.Errorf("gbrain connection: command %q must be an absolute path", c.Command)
+	}
+	if c.Cwd != "" && !filepath.IsAbs(c.Cwd) {
+		return fmt.Errorf("gbrain connection: cwd %q must be an absolute path", c.Cwd)
+	}
+	for k := range c.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("gbrain connection: bad environment variable name %q", k)
 		}
-		if u.User != nil {
-			return errors.New("gbrain connection: url must not carry credentials; name environment variables in clientIdEnv and clientSecretEnv")
-		}
-		if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
-			return errors.New("gbrain connection: args, env and cwd apply to command connections only")
-		}
-		return c.validateAuth()
+	}
+	if c.TokenEnv != "" || c.ClientIDEnv != "" || c.ClientSecretEnv != "" {
+		return errors.New("gbrain connection: tokenEnv, clientIdEnv and clientSecretEnv apply to url connections only")
 	}
 	return nil
+}
+
+// validateURL checks an HTTP connection: an absolute http(s) URL without
+// credentials, none of the command connection's settings, and its auth.
+func (c Connection) validateURL() error {
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("gbrain connection: url %q must be an absolute http(s) URL", c.URL)
+	}
+	if u.User != nil {
+		return errors.New("gbrain connection: url must not carry credentials; name environment variables in clientIdEnv and clientSecretEnv")
+	}
+	if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
+		return errors.New("gbrain connection: args, env and cwd apply to command connections only")
+	}
+	return c.validateAuth()
 }
 
 func (c Connection) validateAuth() error {

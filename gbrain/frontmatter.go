@@ -75,80 +75,100 @@ func parseFrontmatter(lines []string) (*frontmatter, error) {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimLeft(line, " "), "#") {
 			continue
 		}
-		if strings.ContainsRune(line, '\t') {
-			return nil, fmErr(n, "tab character")
-		}
-		if line[0] == ' ' || strings.HasPrefix(line, "- ") || line == "-" {
-			return nil, fmErr(n, "unexpected indented line or list item")
-		}
-		colon := strings.Index(line, ":")
-		if colon < 0 {
-			return nil, fmErr(n, "not a key: value line")
-		}
-		key, rest := line[:colon], line[colon+1:]
-		if !fmKeyRE.MatchString(key) {
-			return nil, fmErr(n, "bad key %q", key)
-		}
-		if _, dup := f.values[key]; dup {
-			return nil, fmErr(n, "duplicate key %q", key)
-		}
-		if len(f.keys) >= maxFrontmatterKeys {
-			return nil, fmErr(n, "more than %d keys", maxFrontmatterKeys)
+		key, rest, err := f.keyLine(line, n)
+		if err != nil {
+			return nil, err
 		}
 		var v fmValue
 		if strings.TrimSpace(stripComment(rest)) == "" {
 			// A block list follows, or the value is null.
-			var items []fmValue
-			indent := -1
-			for i+1 < len(lines) {
-				next := lines[i+1]
-				trimmed := strings.TrimLeft(next, " ")
-				if strings.TrimSpace(next) == "" {
-					i++
-					continue
-				}
-				if !strings.HasPrefix(trimmed, "- ") && trimmed != "-" {
-					if len(next) > len(trimmed) {
-						return nil, fmErr(i+3, "nested value under %q is not supported", key)
-					}
-					break
-				}
-				in := len(next) - len(trimmed)
-				if indent >= 0 && in != indent {
-					return nil, fmErr(i+3, "list items of %q are not aligned", key)
-				}
-				indent = in
-				item, err := parseScalar(strings.TrimPrefix(trimmed, "-"), i+3)
-				if err != nil {
-					return nil, err
-				}
-				items = append(items, item)
-				i++
-			}
-			if indent < 0 {
-				v = fmValue{Null: true}
-			} else {
-				v = fmValue{IsList: true, List: items}
-			}
-		} else {
-			if rest[0] != ' ' {
-				return nil, fmErr(n, "no space after %q:", key)
-			}
-			val := strings.TrimSpace(rest)
-			var err error
-			if strings.HasPrefix(val, "[") {
-				v, err = parseFlowList(val, n)
-			} else {
-				v, err = parseScalar(val, n)
-			}
-			if err != nil {
+			var used int
+			if v, used, err = parseBlockList(lines[i+1:], i+3, key); err != nil {
 				return nil, err
 			}
+			i += used
+		} else if v, err = parseInlineValue(rest, n, key); err != nil {
+			return nil, err
 		}
 		f.keys = append(f.keys, key)
 		f.values[key] = v
 	}
 	return f, nil
+}
+
+// keyLine splits a top-level "key: rest" line, refusing what the subset
+// does not hold: tabs, indentation, list items, bad or duplicate keys, too
+// many keys. n is the line's number.
+func (f *frontmatter) keyLine(line string, n int) (key, rest string, err error) {
+	if strings.ContainsRune(line, '\t') {
+		return "", "", fmErr(n, "tab character")
+	}
+	if line[0] == ' ' || strings.HasPrefix(line, "- ") || line == "-" {
+		return "", "", fmErr(n, "unexpected indented line or list item")
+	}
+	colon := strings.Index(line, ":")
+	if colon < 0 {
+		return "", "", fmErr(n, "not a key: value line")
+	}
+	key, rest = line[:colon], line[colon+1:]
+	if !fmKeyRE.MatchString(key) {
+		return "", "", fmErr(n, "bad key %q", key)
+	}
+	if _, dup := f.values[key]; dup {
+		return "", "", fmErr(n, "duplicate key %q", key)
+	}
+	if len(f.keys) >= maxFrontmatterKeys {
+		return "", "", fmErr(n, "more than %d keys", maxFrontmatterKeys)
+	}
+	return key, rest, nil
+}
+
+// parseBlockList reads the "- item" lines that follow key's empty value:
+// a list when there are any, null otherwise. It returns how many of lines
+// it read; n is the number of lines[0].
+func parseBlockList(lines []string, n int, key string) (v fmValue, used int, err error) {
+	var items []fmValue
+	indent := -1
+	for ; used < len(lines); used++ {
+		next := lines[used]
+		trimmed := strings.TrimLeft(next, " ")
+		if strings.TrimSpace(next) == "" {
+			continue
+		}
+		if !strings.HasPrefix(trimmed, "- ") && trimmed != "-" {
+			if len(next) > len(trimmed) {
+				return fmValue{}, 0, fmErr(n+used, "nested value under %q is not supported", key)
+			}
+			break
+		}
+		in := len(next) - len(trimmed)
+		if indent >= 0 && in != indent {
+			return fmValue{}, 0, fmErr(n+used, "list items of %q are not aligned", key)
+		}
+		indent = in
+		item, err := parseScalar(strings.TrimPrefix(trimmed, "-"), n+used)
+		if err != nil {
+			return fmValue{}, 0, err
+		}
+		items = append(items, item)
+	}
+	if indent < 0 {
+		return fmValue{Null: true}, used, nil
+	}
+	return fmValue{IsList: true, List: items}, used, nil
+}
+
+// parseInlineValue reads the value written on key's own line: a flow list
+// or a scalar.
+func parseInlineValue(rest string, n int, key string) (fmValue, error) {
+	if rest[0] != ' ' {
+		return fmValue{}, fmErr(n, "no space after %q:", key)
+	}
+	val := strings.TrimSpace(rest)
+	if strings.HasPrefix(val, "[") {
+		return parseFlowList(val, n)
+	}
+	return parseScalar(val, n)
 }
 
 // stripComment drops a " #..." comment from a plain scalar.
@@ -214,58 +234,51 @@ func parseQuoted(s string, n int) (string, string, error) {
 		case q == '"' && c == '"':
 			return b.String(), s[i+1:], nil
 		case q == '"' && c == '\\':
-			if i+1 >= len(s) {
-				return "", "", fmErr(n, "unfinished escape")
+			r, width, err := readEscape(s[i:], n)
+			if err != nil {
+				return "", "", err
 			}
-			e := s[i+1]
-			i += 2
-			switch e {
-			case '\\', '"', '/':
-				b.WriteByte(e)
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case '0':
-				b.WriteByte(0)
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'e':
-				b.WriteByte(0x1b)
-			case ' ':
-				b.WriteByte(' ')
-			case 'N':
-				b.WriteRune('\u0085')
-			case '_':
-				b.WriteRune('\u00a0')
-			case 'L':
-				b.WriteRune('\u2028')
-			case 'P':
-				b.WriteRune('\u2029')
-			case 'x', 'u', 'U':
-				width := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-				if i+width > len(s) {
-					return "", "", fmErr(n, "short \\%c escape", e)
-				}
-				cp, err := strconv.ParseUint(s[i:i+width], 16, 32)
-				if err != nil || !utf8.ValidRune(rune(cp)) {
-					return "", "", fmErr(n, "bad \\%c escape", e)
-				}
-				b.WriteRune(rune(cp))
-				i += width
-			default:
-				return "", "", fmErr(n, "unknown escape \\%c", e)
-			}
+			b.WriteRune(r)
+			i += width
 		default:
 			b.WriteByte(c)
 			i++
 		}
 	}
 	return "", "", fmErr(n, "unterminated quoted scalar")
+}
+
+// simpleEscapes are the one-letter escapes of a double-quoted scalar.
+var simpleEscapes = map[byte]rune{
+	'\\': '\\', '"': '"', '/': '/', 'n': '\n', 't': '\t', 'r': '\r', '0': 0, 'b': '\b', 'f': '\f',
+	'e': 0x1b, ' ': ' ', 'N': '\u0085', '_': '\u00a0', 'L': '\u2028', 'P': '\u2029',
+}
+
+// escapeWidths are the hex digits of the \x, \u and \U escapes.
+var escapeWidths = map[byte]int{'x': 2, 'u': 4, 'U': 8}
+
+// readEscape reads the escape at the start of s (its backslash included)
+// and returns the character and how many bytes it took.
+func readEscape(s string, n int) (rune, int, error) {
+	if len(s) < 2 {
+		return 0, 0, fmErr(n, "unfinished escape")
+	}
+	e := s[1]
+	if r, ok := simpleEscapes[e]; ok {
+		return r, 2, nil
+	}
+	width, ok := escapeWidths[e]
+	if !ok {
+		return 0, 0, fmErr(n, "unknown escape \\%c", e)
+	}
+	if 2+width > len(s) {
+		return 0, 0, fmErr(n, "short \\%c escape", e)
+	}
+	cp, err := strconv.ParseUint(s[2:2+width], 16, 32)
+	if err != nil || !utf8.ValidRune(rune(cp)) {
+		return 0, 0, fmErr(n, "bad \\%c escape", e)
+	}
+	return rune(cp), 2 + width, nil
 }
 
 // parseFlowList reads [a, 'b', "c"] on one line.

@@ -59,7 +59,7 @@ is broken.`,
 }
 
 // The check type and constructors, for the checks other commands add
-// (gbrain_status.go).
+// (cmd_gbrain_status.go).
 type check = doctor.Check
 
 var (

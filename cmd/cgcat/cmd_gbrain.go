@@ -122,23 +122,8 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 	defer conn.Close()
 	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
 	res := &gbrainSyncResult{DryRun: o.dryRun}
-	if o.prune {
-		if res.Prune, err = p.Prune(ctx, o.dryRun); err != nil {
-			return fmt.Errorf("look for this machine's orphaned cards: %w", err)
-		}
-	}
-	if o.full {
-		if res.Reconcile, err = p.Reconcile(ctx, o.dryRun); err != nil {
-			return fmt.Errorf("reconcile with GBrain: %w", err)
-		}
-	}
-	if !o.dryRun {
-		// Cards of projects hidden since they were written go back.
-		sw, err := p.Sweep(ctx)
-		if err != nil {
-			return fmt.Errorf("look for cards to take back: %w", err)
-		}
-		res.Sweep = &sw
+	if err := pruneReconcileSweep(ctx, p, o, res); err != nil {
+		return err
 	}
 	if o.dryRun {
 		if res.Plan, err = p.Plan(ctx); err != nil {
@@ -169,8 +154,43 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 	if err := p.Heartbeat(ctx); err != nil && !errors.Is(err, projection.ErrRetired) {
 		logger.Warn("this machine's page in GBrain was not written", "err", err)
 	}
+	p.Progress = syncProgress(errOut, tty, lines)
+	return drainAndRefresh(ctx, st, p, o, res, out, errOut, tty)
+}
+
+// pruneReconcileSweep runs what the options ask for before the outbox is
+// drained: --prune looks for this machine's orphaned cards, --full
+// reconciles with GBrain, and a real sync takes back the cards of projects
+// hidden since they were written.
+func pruneReconcileSweep(ctx context.Context, p *projection.Projector, o *gbrainSyncOptions, res *gbrainSyncResult) error {
+	var err error
+	if o.prune {
+		if res.Prune, err = p.Prune(ctx, o.dryRun); err != nil {
+			return fmt.Errorf("look for this machine's orphaned cards: %w", err)
+		}
+	}
+	if o.full {
+		if res.Reconcile, err = p.Reconcile(ctx, o.dryRun); err != nil {
+			return fmt.Errorf("reconcile with GBrain: %w", err)
+		}
+	}
+	if !o.dryRun {
+		// Cards of projects hidden since they were written go back.
+		sw, err := p.Sweep(ctx)
+		if err != nil {
+			return fmt.Errorf("look for cards to take back: %w", err)
+		}
+		res.Sweep = &sw
+	}
+	return nil
+}
+
+// syncProgress reports the drain's progress on errOut: a line per step
+// with CGCAT_PROGRESS=lines, a line redrawn at most ten times a second on
+// a terminal, nothing otherwise.
+func syncProgress(errOut io.Writer, tty, lines bool) func(projection.Progress) {
 	last := time.Time{}
-	p.Progress = func(pr projection.Progress) {
+	return func(pr projection.Progress) {
 		switch {
 		case lines:
 			fmt.Fprintf(errOut, "progress done=%d total=%d written=%d unchanged=%d conflicts=%d\n", pr.Done, pr.Total, pr.Report.Written, pr.Report.Unchanged, pr.Report.Conflicts)
@@ -179,6 +199,12 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 			fmt.Fprintf(errOut, "\r\033[Kgbrain sync: %d/%d cards (%d written, %d unchanged, %d conflicts)", pr.Done, pr.Total, pr.Report.Written, pr.Report.Unchanged, pr.Report.Conflicts)
 		}
 	}
+}
+
+// drainAndRefresh writes the outbox's cards, then refreshes the local
+// mirror of GBrain's cards, and prints what was done — also when either
+// stopped part way.
+func drainAndRefresh(ctx context.Context, st *store.Store, p *projection.Projector, o *gbrainSyncOptions, res *gbrainSyncResult, out, errOut io.Writer, tty bool) error {
 	rep, err := p.Drain(ctx)
 	if tty {
 		fmt.Fprint(errOut, "\r\033[K")
@@ -212,70 +238,13 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		return enc.Encode(res)
 	}
 	if rr := res.Reconcile; rr != nil {
-		verb := "queued"
-		if rr.DryRun {
-			verb = "would queue"
-		}
-		fmt.Fprintf(out, "reconcile: %d cards in GBrain, %d shared projects here; %s %d (%d missing, %d stale, %d changed in GBrain)\n",
-			rr.Cards, rr.Local, verb, rr.Enqueued, rr.Missing, rr.Stale, len(rr.Changed))
-		for _, c := range rr.Changed {
-			fmt.Fprintf(out, "  changed in GBrain since our write: %s\n", c.Slug)
-		}
-		for _, c := range rr.Foreign {
-			fmt.Fprintf(out, "  conflict: %s (%s)\n", c.Slug, c.Why)
-		}
-		for _, orph := range rr.Orphans {
-			fmt.Fprintf(out, "  orphan: %s (%s)\n", orph.Slug, orph.Why)
-		}
-		if rr.OtherMachines > 0 {
-			fmt.Fprintf(out, "  %d other machines' cards (theirs: never orphans here)\n", rr.OtherMachines)
-		}
-		if rr.OrphanCount > len(rr.Orphans) {
-			fmt.Fprintf(out, "  … and %d more orphans\n", rr.OrphanCount-len(rr.Orphans))
-		}
-		for _, u := range rr.Unshared {
-			fmt.Fprintf(out, "  not shared any more: %s (%s)\n", u.Slug, u.Why)
-		}
-		if rr.Shifted {
-			fmt.Fprintln(out, "  note: GBrain's card list kept changing during the enumeration; run `cgcat gbrain sync --full` again when it is quiet")
-		}
+		printReconcile(out, rr)
 	}
 	if pr := res.Prune; pr != nil {
-		verb := "deleting"
-		if pr.DryRun {
-			verb = "would delete"
-		}
-		fmt.Fprintf(out, "prune: %d of this machine's cards name no project here (%s them); %d edited (left alone); %d other machines' cards (never touched)\n",
-			len(pr.Orphans), verb, len(pr.Edited), pr.OtherMachines)
-		for _, orph := range pr.Orphans {
-			fmt.Fprintf(out, "  %s %s: %s\n", verb, orph.Slug, orph.Why)
-		}
-		for _, ed := range pr.Edited {
-			fmt.Fprintf(out, "  left alone: %s: %s\n", ed.Slug, ed.Why)
-		}
+		printPrune(out, pr)
 	}
 	if res.DryRun {
-		if len(res.Plan) == 0 {
-			fmt.Fprintln(out, "dry run: the outbox is empty; nothing would be written")
-			return nil
-		}
-		n := 0
-		for _, it := range res.Plan {
-			verb := map[projection.Outcome]string{
-				projection.Written: "would write", projection.Unchanged: "unchanged  ", projection.Adopted: "up to date ",
-				projection.Conflict: "conflict   ", projection.NotShared: "skip       ", projection.Dropped: "drop       ", projection.Failed: "cannot     ",
-				projection.Retracted: "would delete",
-			}[it.Action]
-			if it.Action == projection.Written {
-				n++
-			}
-			name := it.Name
-			if name != "" {
-				name = " (" + name + ")"
-			}
-			fmt.Fprintf(out, "%s %s%s: %s\n", verb, cmp.Or(it.Slug, it.ProjectID), name, it.Detail)
-		}
-		fmt.Fprintf(out, "dry run: %d of %d queued cards would be written; nothing was written\n", n, len(res.Plan))
+		printSyncPlan(out, res.Plan)
 		return nil
 	}
 	if res.WaitedFor != 0 {
@@ -286,30 +255,7 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		fmt.Fprintf(out, "pid %d stopped before the outbox was empty; this process wrote the rest\n", res.WaitedFor)
 	}
 	if r := res.Report; r != nil {
-		fmt.Fprintf(out, "gbrain sync: %d written, %d unchanged", r.Written, r.Unchanged)
-		if r.Adopted > 0 {
-			fmt.Fprintf(out, ", %d found already written", r.Adopted)
-		}
-		if r.Conflicts > 0 {
-			fmt.Fprintf(out, ", %d conflicts (edited in GBrain, not overwritten — see `cgcat gbrain status`)", r.Conflicts)
-		}
-		if r.NotShared > 0 {
-			fmt.Fprintf(out, ", %d not shared (skipped)", r.NotShared)
-		}
-		if r.Dropped > 0 {
-			fmt.Fprintf(out, ", %d dropped (record gone)", r.Dropped)
-		}
-		if r.Failed > 0 {
-			fmt.Fprintf(out, ", %d refused by GBrain", r.Failed)
-		}
-		if r.Retracted > 0 {
-			fmt.Fprintf(out, ", %d deleted from GBrain (projects forgotten or hidden here)", r.Retracted)
-		}
-		fmt.Fprintf(out, "; %d left in the outbox (%d GBrain calls in %s", r.Remaining, r.Calls, r.Duration)
-		if r.CardsPerSecond > 0 {
-			fmt.Fprintf(out, ", %.1f cards/s", r.CardsPerSecond)
-		}
-		fmt.Fprintln(out, ")")
+		printDrainReport(out, r)
 	}
 	if rs := res.Recovery; rs != nil {
 		fmt.Fprintf(out, "lost catalog: %d of this machine's cards read (%d of format 1); %d ids not taken back\n", rs.Own, rs.Old, len(rs.NotTakenBack))
@@ -321,20 +267,127 @@ func printSyncResult(out io.Writer, o *gbrainSyncOptions, res *gbrainSyncResult)
 		fmt.Fprintf(out, "%d project ids pending: no card is written until this machine's cards are read\n", res.IDsPending)
 	}
 	if m := res.Mirror; m != nil {
-		kind := "changed since the last refresh"
-		if m.Full {
-			kind = "in GBrain"
-		}
-		fmt.Fprintf(out, "mirror: %d cards %s (%d read, %d unchanged, %d removed, %d calls", m.Listed, kind, m.Read, m.Kept+m.FromRecord, m.Deleted, m.Calls)
-		if m.Edited > 0 {
-			fmt.Fprintf(out, ", %d edited by people", m.Edited)
-		}
-		if m.Partial {
-			fmt.Fprint(out, "; the rest is read next time")
-		}
-		fmt.Fprintln(out, ")")
+		printMirrorRefresh(out, m)
 	}
 	return nil
+}
+
+// printReconcile says what `gbrain sync --full` found in GBrain and queued.
+func printReconcile(out io.Writer, rr *projection.ReconcileReport) {
+	verb := "queued"
+	if rr.DryRun {
+		verb = "would queue"
+	}
+	fmt.Fprintf(out, "reconcile: %d cards in GBrain, %d shared projects here; %s %d (%d missing, %d stale, %d changed in GBrain)\n",
+		rr.Cards, rr.Local, verb, rr.Enqueued, rr.Missing, rr.Stale, len(rr.Changed))
+	for _, c := range rr.Changed {
+		fmt.Fprintf(out, "  changed in GBrain since our write: %s\n", c.Slug)
+	}
+	for _, c := range rr.Foreign {
+		fmt.Fprintf(out, "  conflict: %s (%s)\n", c.Slug, c.Why)
+	}
+	for _, orph := range rr.Orphans {
+		fmt.Fprintf(out, "  orphan: %s (%s)\n", orph.Slug, orph.Why)
+	}
+	if rr.OtherMachines > 0 {
+		fmt.Fprintf(out, "  %d other machines' cards (theirs: never orphans here)\n", rr.OtherMachines)
+	}
+	if rr.OrphanCount > len(rr.Orphans) {
+		fmt.Fprintf(out, "  … and %d more orphans\n", rr.OrphanCount-len(rr.Orphans))
+	}
+	for _, u := range rr.Unshared {
+		fmt.Fprintf(out, "  not shared any more: %s (%s)\n", u.Slug, u.Why)
+	}
+	if rr.Shifted {
+		fmt.Fprintln(out, "  note: GBrain's card list kept changing during the enumeration; run `cgcat gbrain sync --full` again when it is quiet")
+	}
+}
+
+// printPrune says which of this machine's cards --prune deletes (or would).
+func printPrune(out io.Writer, pr *projection.PruneReport) {
+	verb := "deleting"
+	if pr.DryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(out, "prune: %d of this machine's cards name no project here (%s them); %d edited (left alone); %d other machines' cards (never touched)\n",
+		len(pr.Orphans), verb, len(pr.Edited), pr.OtherMachines)
+	for _, orph := range pr.Orphans {
+		fmt.Fprintf(out, "  %s %s: %s\n", verb, orph.Slug, orph.Why)
+	}
+	for _, ed := range pr.Edited {
+		fmt.Fprintf(out, "  left alone: %s: %s\n", ed.Slug, ed.Why)
+	}
+}
+
+// planVerbs are the dry run's words for each outcome, padded to a column.
+var planVerbs = map[projection.Outcome]string{
+	projection.Written: "would write", projection.Unchanged: "unchanged  ", projection.Adopted: "up to date ",
+	projection.Conflict: "conflict   ", projection.NotShared: "skip       ", projection.Dropped: "drop       ", projection.Failed: "cannot     ",
+	projection.Retracted: "would delete",
+}
+
+// printSyncPlan is the dry run: what would happen to each queued card.
+func printSyncPlan(out io.Writer, plan []projection.PlanItem) {
+	if len(plan) == 0 {
+		fmt.Fprintln(out, "dry run: the outbox is empty; nothing would be written")
+		return
+	}
+	n := 0
+	for _, it := range plan {
+		if it.Action == projection.Written {
+			n++
+		}
+		name := it.Name
+		if name != "" {
+			name = " (" + name + ")"
+		}
+		fmt.Fprintf(out, "%s %s%s: %s\n", planVerbs[it.Action], cmp.Or(it.Slug, it.ProjectID), name, it.Detail)
+	}
+	fmt.Fprintf(out, "dry run: %d of %d queued cards would be written; nothing was written\n", n, len(plan))
+}
+
+// printDrainReport is the one-line summary of a drain of the outbox.
+func printDrainReport(out io.Writer, r *projection.Report) {
+	fmt.Fprintf(out, "gbrain sync: %d written, %d unchanged", r.Written, r.Unchanged)
+	if r.Adopted > 0 {
+		fmt.Fprintf(out, ", %d found already written", r.Adopted)
+	}
+	if r.Conflicts > 0 {
+		fmt.Fprintf(out, ", %d conflicts (edited in GBrain, not overwritten — see `cgcat gbrain status`)", r.Conflicts)
+	}
+	if r.NotShared > 0 {
+		fmt.Fprintf(out, ", %d not shared (skipped)", r.NotShared)
+	}
+	if r.Dropped > 0 {
+		fmt.Fprintf(out, ", %d dropped (record gone)", r.Dropped)
+	}
+	if r.Failed > 0 {
+		fmt.Fprintf(out, ", %d refused by GBrain", r.Failed)
+	}
+	if r.Retracted > 0 {
+		fmt.Fprintf(out, ", %d deleted from GBrain (projects forgotten or hidden here)", r.Retracted)
+	}
+	fmt.Fprintf(out, "; %d left in the outbox (%d GBrain calls in %s", r.Remaining, r.Calls, r.Duration)
+	if r.CardsPerSecond > 0 {
+		fmt.Fprintf(out, ", %.1f cards/s", r.CardsPerSecond)
+	}
+	fmt.Fprintln(out, ")")
+}
+
+// printMirrorRefresh says what refreshing the local mirror read.
+func printMirrorRefresh(out io.Writer, m *projection.MirrorReport) {
+	kind := "changed since the last refresh"
+	if m.Full {
+		kind = "in GBrain"
+	}
+	fmt.Fprintf(out, "mirror: %d cards %s (%d read, %d unchanged, %d removed, %d calls", m.Listed, kind, m.Read, m.Kept+m.FromRecord, m.Deleted, m.Calls)
+	if m.Edited > 0 {
+		fmt.Fprintf(out, ", %d edited by people", m.Edited)
+	}
+	if m.Partial {
+		fmt.Fprint(out, "; the rest is read next time")
+	}
+	fmt.Fprintln(out, ")")
 }
 
 // recoverFirst takes a lost catalog's ids back before anything is written

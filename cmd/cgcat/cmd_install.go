@@ -231,12 +231,7 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 	if err != nil {
 		return err
 	}
-	if g.dataDir != "" {
-		fmt.Fprintf(errOut, "cgcat: warning: --data-dir is not written into the host entry; the host's cgcat uses dataDir from %s (%s)\n", local.Printable(cfgPath), local.Printable(cfg.DataDir))
-	}
-	if !cfg.HasRoots() {
-		fmt.Fprintf(errOut, "cgcat: warning: %s has no discovery roots, so the tools will answer setup_required until you add some\n", local.Printable(cfgPath))
-	}
+	warnInstallConfig(errOut, g, cfgPath, cfg)
 	exe, err := cgcatExecutable(o.executable)
 	if err != nil {
 		return &exitError{code: 1, err: err}
@@ -247,10 +242,9 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	shown := local.Printable(path)
 	if h.ConfigNote != nil {
 		if note := h.ConfigNote(env, o.project); note != "" {
-			fmt.Fprintf(errOut, "cgcat: note: %s; cgcat edits %s\n", local.Printable(note), shown)
+			fmt.Fprintf(errOut, "cgcat: note: %s; cgcat edits %s\n", local.Printable(note), local.Printable(path))
 		}
 	}
 	var before []byte
@@ -259,19 +253,62 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 			return &exitError{code: 1, err: err}
 		}
 	}
-	servers, native, nativeFound := findNativeCodeGraph(h, before)
-	if !nativeFound && o.project != "" {
+	servers, native, nativeFound := installedCodeGraph(h, env, o.project, before)
+	if nativeFound {
+		e.CodeGraphServer = native.Name
+	}
+	changed, done, err := installEntry(h, e, path, before, exists, o, out)
+	if err != nil || done {
+		return err
+	}
+	allowChanged, err := installAllowRules(h, env, o, out)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	broken := reportNativeCodeGraph(ctx, h, path, servers, e, !o.dryRun, out)
+	if o.dryRun {
+		fmt.Fprintln(out, "dry run: nothing was written")
+		return nil
+	}
+	printInstallNext(out, h, changed || allowChanged, broken)
+	return nil
+}
+
+// warnInstallConfig warns about what the host's cgcat will not get from
+// this command line: --data-dir is not written into the entry, and a config
+// without roots answers setup_required.
+func warnInstallConfig(errOut io.Writer, g *globalOptions, cfgPath string, cfg *config.Config) {
+	if g.dataDir != "" {
+		fmt.Fprintf(errOut, "cgcat: warning: --data-dir is not written into the host entry; the host's cgcat uses dataDir from %s (%s)\n", local.Printable(cfgPath), local.Printable(cfg.DataDir))
+	}
+	if !cfg.HasRoots() {
+		fmt.Fprintf(errOut, "cgcat: warning: %s has no discovery roots, so the tools will answer setup_required until you add some\n", local.Printable(cfgPath))
+	}
+}
+
+// installedCodeGraph finds the host's native CodeGraph server in the file
+// being edited or, for a project file (merged over the user's), in the
+// user's file. servers are the CodeGraph servers found.
+func installedCodeGraph(h *hostconfig.Host, env hostconfig.Env, project string, before []byte) (servers []hostconfig.Server, native hostconfig.Server, found bool) {
+	servers, native, found = findNativeCodeGraph(h, before)
+	if !found && project != "" {
 		// A project file is merged over the user's: CodeGraph may be there.
 		if user, ok, _ := hostFile(h, env, ""); ok {
 			src, _ := os.ReadFile(user)
 			if _, n, ok := findNativeCodeGraph(h, src); ok {
-				servers, native, nativeFound = append(servers, n), n, true
+				servers, native, found = append(servers, n), n, true
 			}
 		}
 	}
-	if nativeFound {
-		e.CodeGraphServer = native.Name
-	}
+	return servers, native, found
+}
+
+// installEntry puts the entry into the host file: written (with a backup),
+// shown as a diff with --dry-run, or left as it is when it is already
+// there. done means the command has nothing more to do (a dry run that
+// needs --force).
+func installEntry(h *hostconfig.Host, e hostconfig.Entry, path string, before []byte, exists bool, o *installOptions, out io.Writer) (changed, done bool, err error) {
+	shown := local.Printable(path)
 	var missing []string // what the upsert adds around the entry
 	if !h.SnippetTOML {
 		missing = hostconfig.MissingPath(before, []string{h.ServersKey})
@@ -279,19 +316,10 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 	after, changed, err := h.Upsert(before, e, o.force)
 	var conflict *hostconfig.ConflictError
 	if errors.As(err, &conflict) && o.dryRun {
-		// Show what --force would do, and say that it needs --force.
-		fmt.Fprintf(out, "%s already has an MCP server named %q with different settings:\n%s\n\n",
-			shown, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
-		forced, _, ferr := h.Upsert(before, e, true)
-		if ferr != nil {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, ferr)}
-		}
-		fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, forced))
-		fmt.Fprintln(out, "dry run: nothing was written; rerun with --force (and without --dry-run) to replace the entry as shown")
-		return nil
+		return false, true, showForcedInstall(h, e, path, before, conflict, o, out)
 	}
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, err)}
+		return false, false, &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, err)}
 	}
 	if !exists {
 		before = nil
@@ -307,22 +335,34 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 			err = recordKey(h, path, []string{h.ServersKey}, missing)
 		}
 		if err != nil {
-			return &exitError{code: 1, err: err}
+			return false, false, &exitError{code: 1, err: err}
 		}
 		fmt.Fprintf(out, "installed MCP server %q into %s\n", o.name, shown)
 		fmt.Fprintf(out, "  command: %s\n", commandLine(e))
 		printBackup(out, backup)
 	}
-	allowChanged, err := installAllowRules(h, env, o, out)
-	if err != nil {
-		return &exitError{code: 1, err: err}
+	return changed, false, nil
+}
+
+// showForcedInstall is a dry run that meets another entry of the same
+// name: it shows what --force would do, and says that it needs --force.
+func showForcedInstall(h *hostconfig.Host, e hostconfig.Entry, path string, before []byte, conflict *hostconfig.ConflictError, o *installOptions, out io.Writer) error {
+	shown := local.Printable(path)
+	fmt.Fprintf(out, "%s already has an MCP server named %q with different settings:\n%s\n\n",
+		shown, o.name, indent(strings.TrimRight(conflict.Existing, "\r\n"), "    "))
+	forced, _, ferr := h.Upsert(before, e, true)
+	if ferr != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %w", shown, ferr)}
 	}
-	broken := reportNativeCodeGraph(ctx, h, path, servers, e, !o.dryRun, out)
-	if o.dryRun {
-		fmt.Fprintln(out, "dry run: nothing was written")
-		return nil
-	}
-	if changed || allowChanged {
+	fmt.Fprint(out, hostconfig.UnifiedDiff(path, before, forced))
+	fmt.Fprintln(out, "dry run: nothing was written; rerun with --force (and without --dry-run) to replace the entry as shown")
+	return nil
+}
+
+// printInstallNext says what the user does next: restart the host when
+// something changed, fix the host's broken CodeGraph entry when there is one.
+func printInstallNext(out io.Writer, h *hostconfig.Host, changed, broken bool) {
+	if changed {
 		fmt.Fprintf(out, "next: restart %s and start a new session (a running session keeps its old server list); `cgcat doctor` checks the entry by starting it\n", h.Title)
 	}
 	if broken {
@@ -330,7 +370,6 @@ func runInstall(ctx context.Context, g *globalOptions, o *installOptions, name s
 		// host's other entry, and doctor reports it with the same ✗.
 		fmt.Fprintf(out, "cgcat's entry is in place, but agents cannot read code until the problem above is fixed; `cgcat doctor` reports it (✗) until then\n")
 	}
-	return nil
 }
 
 func runUninstall(_ context.Context, _ *globalOptions, o *installOptions, name string, out, _ io.Writer) error {

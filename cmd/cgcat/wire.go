@@ -24,7 +24,7 @@ import (
 // the answering layer (package server) gets discovery as interfaces, so it
 // links no LevelDB. `cgcat serve` wires once for its life (and starts the
 // projection service over the same store: startProjection, followed by
-// serve_gbrain.go); each CLI command wires once per run, and the commands
+// cmd_serve_gbrain.go); each CLI command wires once per run, and the commands
 // that need the store alone open it here too (openStore).
 
 // openStore opens a data dir's store for a command that reads or writes it

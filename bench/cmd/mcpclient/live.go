@@ -123,8 +123,21 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 	if other.cmd.Process.Pid == w.Pid {
 		watcher, other = other, watcher
 	}
+	liveIdle(watcher, other, w, idle)
+	area := liveEvents(serves, root, events)
+	dest := liveBulk(serves, root, bulk)
+	sd := liveStorm(serves, watcher, root, data, storm)
+	must(os.RemoveAll(sd))
+	must(os.RemoveAll(dest))
+	must(os.RemoveAll(area))
+	if strings.TrimSpace(watcher.stderr.String()) != "" {
+		fmt.Fprintf(os.Stderr, "watching serve's stderr:\n%s\n", watcher.stderr.String())
+	}
+}
 
-	// Idle first: nothing changes for the idle window.
+// liveIdle measures both serves while nothing changes for the idle window:
+// CPU, memory, and the watches used.
+func liveIdle(watcher, other *server, w watchFile, idle time.Duration) {
 	time.Sleep(5 * time.Second)
 	c0w, c0o := procCPU(watcher.cmd.Process.Pid), procCPU(other.cmd.Process.Pid)
 	time.Sleep(idle)
@@ -132,10 +145,14 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 	mw, mo := smaps(watcher.cmd.Process.Pid), smaps(other.cmd.Process.Pid)
 	fmt.Printf("| idle %s | watching serve | %.2f %% of a core | PSS %.1f MB | RSS %.1f MB | %d watches |\n", idle, 100*cw.Seconds()/idle.Seconds(), mw["Pss"], mw["Rss"], w.Watches)
 	fmt.Printf("| idle %s | other serve | %.2f %% of a core | PSS %.1f MB | RSS %.1f MB | |\n", idle, 100*co.Seconds()/idle.Seconds(), mo["Pss"], mo["Rss"])
+}
 
-	// Events: mkdir (a new project), mv, rm, in turn.
+// liveEvents makes a new project, moves it and removes it, events times,
+// and prints each serve's latency for each kind. It returns the directory
+// the events happened in.
+func liveEvents(serves []*server, root string, events int) (area string) {
 	lat := map[string][][]time.Duration{}
-	area := filepath.Join(root, "live-bench")
+	area = filepath.Join(root, "live-bench")
 	must(os.MkdirAll(area, 0o755))
 	time.Sleep(500 * time.Millisecond)
 	for i := range events {
@@ -163,8 +180,12 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 			fmt.Printf("| %s | %s | p50 %.0f ms | p99 %.0f ms | max %.0f ms | %d events |\n", kind, who, ms(pct(d, 0.5)), ms(pct(d, 0.99)), ms(pct(d, 1)), len(d))
 		}
 	}
+	return area
+}
 
-	// Bulk: an archive of projects renamed into place at once.
+// liveBulk renames an archive of bulk projects into place at once and
+// prints when the last of them shows. It returns where they landed.
+func liveBulk(serves []*server, root string, bulk int) (dest string) {
 	staging := filepath.Join(filepath.Dir(root), fmt.Sprintf(".live-bulk-%d", os.Getpid()))
 	var names []string
 	for i := range bulk {
@@ -172,7 +193,7 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 		mkProject(filepath.Join(staging, "pkgs", name), name)
 		names = append(names, name)
 	}
-	dest := filepath.Join(root, fmt.Sprintf("unpacked-%d", os.Getpid()))
+	dest = filepath.Join(root, fmt.Sprintf("unpacked-%d", os.Getpid()))
 	t := time.Now()
 	must(os.Rename(staging, dest))
 	// One rename, one patch: the last name stands for all; the others are
@@ -186,13 +207,17 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 		}
 	}
 	fmt.Printf("| %d projects at once | serve 1 / serve 2 | all visible after %.0f / %.0f ms | | | |\n", bulk, ms(worst[0]), ms(worst[1]))
+	return dest
+}
 
-	// Storm: the watching serve is stopped (a busy or suspended process)
-	// while more directories appear than the kernel queues events for
-	// (fs.inotify.max_queued_events); it overflows, and walks everything
-	// again once it runs.
+// liveStorm stops the watching serve (a busy or suspended process) while
+// more directories appear than the kernel queues events for
+// (fs.inotify.max_queued_events); it overflows, and walks everything again
+// once it runs. It prints the time to converge and returns the storm's
+// directory.
+func liveStorm(serves []*server, watcher *server, root, data string, storm int) (sd string) {
 	before := readWatch(data)
-	sd := filepath.Join(root, fmt.Sprintf("storm-%d", os.Getpid()))
+	sd = filepath.Join(root, fmt.Sprintf("storm-%d", os.Getpid()))
 	must(os.Mkdir(sd, 0o755))
 	time.Sleep(500 * time.Millisecond)
 	must(watcher.cmd.Process.Signal(syscall.SIGSTOP))
@@ -202,7 +227,7 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 	name := fmt.Sprintf("livestorm-%d", os.Getpid())
 	sp := filepath.Join(sd, "d000000", name)
 	mkProject(sp, name)
-	t = time.Now()
+	t := time.Now()
 	must(watcher.cmd.Process.Signal(syscall.SIGCONT))
 	l := await(serves, t, name, sp, true)
 	after, err := waitLive(data, 10*time.Minute)
@@ -210,10 +235,5 @@ func runLive(bin, cfg, root, data string, events, bulk, storm int, idle time.Dur
 		log.Fatal(err)
 	}
 	fmt.Printf("| storm of %d directories while the watcher was stopped | serve 1 / serve 2 | converged %.0f / %.0f ms after it resumed | overflows %d → %d | watches %d | |\n", storm, ms(l[0]), ms(l[1]), before.Overflows, after.Overflows, after.Watches)
-	must(os.RemoveAll(sd))
-	must(os.RemoveAll(dest))
-	must(os.RemoveAll(area))
-	if strings.TrimSpace(watcher.stderr.String()) != "" {
-		fmt.Fprintf(os.Stderr, "watching serve's stderr:\n%s\n", watcher.stderr.String())
-	}
+	return sd
 }

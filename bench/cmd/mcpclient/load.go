@@ -29,20 +29,10 @@ import (
 // p50, p99, max, and how often mcp-go fell back to answering on its read
 // loop ("queue full").
 func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed uint64) {
-	qs, err := selection.LoadQueries(filepath.Dir(queries))
-	if err != nil {
-		log.Fatal(err)
-	}
-	var words []string
-	for _, q := range qs {
-		if q.Workspace == "" && len(strings.Fields(q.Query)) <= 2 {
-			words = append(words, q.Query)
-		}
-	}
-	var workspaces []string
-	var ids []string
+	words := shortQueries(queries)
 	srv := make([]*server, serves)
 	for i := range srv {
+		var err error
 		if srv[i], err = startServer(bin, cfg); err != nil {
 			log.Fatal(err)
 		}
@@ -54,16 +44,7 @@ func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed ui
 			log.Fatal(err)
 		}
 	}
-	all, err := srv[0].call("local_codegraph_projects", map[string]any{"limit": 50})
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, p := range all.Projects {
-		ids = append(ids, p.ProjectID)
-		if p.ProjectPath != nil {
-			workspaces = append(workspaces, filepath.Join(*p.ProjectPath, "src"))
-		}
-	}
+	ids, workspaces := catalogTargets(srv[0])
 	if len(ids) == 0 || len(words) == 0 {
 		log.Fatal("no projects or no queries")
 	}
@@ -76,32 +57,87 @@ func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed ui
 		time.Sleep(200 * time.Millisecond) // the scan holds its lease and commits
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	type job struct {
-		s    *server
-		tool string
-		args map[string]any
+	jobs := loadJobs(rng, srv, calls, words, workspaces, ids)
+	lat, errs, wall := burst(jobs, srv, scans)
+	nerr := reportLoadErrors(jobs, errs)
+	full := 0
+	for _, s := range srv {
+		full += strings.Count(s.stderr.String(), "queue full")
 	}
-	jobs := make([]job, calls)
+	fmt.Printf("| %d | %d | %v | %d | %.1f | %.1f | %.1f | %.0f | %d |\n", serves, calls, withScan, nerr,
+		ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), ms(slices.Max(lat)), ms(wall), full)
+}
+
+// shortQueries are the one- and two-word queries of the set asked from no
+// workspace.
+func shortQueries(queries string) []string {
+	qs, err := selection.LoadQueries(filepath.Dir(queries))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var words []string
+	for _, q := range qs {
+		if q.Workspace == "" && len(strings.Fields(q.Query)) <= 2 {
+			words = append(words, q.Query)
+		}
+	}
+	return words
+}
+
+// catalogTargets are the ids of the catalog's first 50 projects, to
+// resolve, and a directory inside each that has a path, to ask from.
+func catalogTargets(s *server) (ids, workspaces []string) {
+	all, err := s.call("local_codegraph_projects", map[string]any{"limit": 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range all.Projects {
+		ids = append(ids, p.ProjectID)
+		if p.ProjectPath != nil {
+			workspaces = append(workspaces, filepath.Join(*p.ProjectPath, "src"))
+		}
+	}
+	return ids, workspaces
+}
+
+// loadJob is one call of the burst.
+type loadJob struct {
+	s    *server
+	tool string
+	args map[string]any
+}
+
+// loadJobs draws the calls of the burst in the hosts' mix (see runLoad),
+// spread over the servers in turn.
+func loadJobs(rng *rand.Rand, srv []*server, calls int, words, workspaces, ids []string) []loadJob {
+	jobs := make([]loadJob, calls)
 	for i := range jobs {
 		s := srv[i%len(srv)]
 		r := rng.IntN(100)
 		switch {
 		case r < 55:
-			jobs[i] = job{s, "local_codegraph_projects", map[string]any{"query": words[rng.IntN(len(words))], "limit": []int{5, 10, 50}[rng.IntN(3)]}}
+			jobs[i] = loadJob{s, "local_codegraph_projects", map[string]any{"query": words[rng.IntN(len(words))], "limit": []int{5, 10, 50}[rng.IntN(3)]}}
 		case r < 70:
-			jobs[i] = job{s, "local_codegraph_projects", map[string]any{"limit": []int{5, 10, 50}[rng.IntN(3)]}}
+			jobs[i] = loadJob{s, "local_codegraph_projects", map[string]any{"limit": []int{5, 10, 50}[rng.IntN(3)]}}
 		case r < 80:
 			a := map[string]any{"query": words[rng.IntN(len(words))], "workspacePath": workspaces[rng.IntN(len(workspaces))]}
 			if rng.IntN(5) == 0 {
 				a["refresh"] = true
 			}
-			jobs[i] = job{s, "local_codegraph_projects", a}
+			jobs[i] = loadJob{s, "local_codegraph_projects", a}
 		default:
-			jobs[i] = job{s, "local_codegraph_resolve", map[string]any{"projectId": ids[rng.IntN(len(ids))]}}
+			jobs[i] = loadJob{s, "local_codegraph_resolve", map[string]any{"projectId": ids[rng.IntN(len(ids))]}}
 		}
 	}
-	lat := make([]time.Duration, calls)
-	errs := make([]error, calls)
+	return jobs
+}
+
+// burst sends every job at once and returns each call's latency and error
+// and the burst's wall time; it reports on stderr the CPU the serves, the
+// scans and this client used meanwhile.
+func burst(jobs []loadJob, srv []*server, scans *scanLoop) (lat []time.Duration, errs []error, wall time.Duration) {
+	lat = make([]time.Duration, len(jobs))
+	errs = make([]error, len(jobs))
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, j := range jobs {
@@ -118,33 +154,50 @@ func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed ui
 			lat[i] = time.Since(t)
 		}()
 	}
-	cpu0 := make([]time.Duration, len(srv))
-	for i, s := range srv {
-		cpu0[i] = procCPU(s.cmd.Process.Pid)
-	}
-	var scan0 time.Duration
-	var passes0 int
-	if scans != nil {
-		scan0, passes0 = scans.cpu()
-	}
-	self0 := selfCPU()
+	before := takeCPU(srv, scans)
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
-	wall := time.Since(t0)
-	var serveCPU time.Duration
+	wall = time.Since(t0)
+	takeCPU(srv, scans).reportSince(before, len(jobs))
+	return lat, errs, wall
+}
+
+// cpuUse is the CPU used so far by the serves, the scan passes and this
+// client, and how many scan passes ended.
+type cpuUse struct {
+	serves       []time.Duration
+	scan, client time.Duration
+	passes       int
+}
+
+func takeCPU(srv []*server, scans *scanLoop) cpuUse {
+	u := cpuUse{serves: make([]time.Duration, len(srv))}
 	for i, s := range srv {
-		serveCPU += procCPU(s.cmd.Process.Pid) - cpu0[i]
+		u.serves[i] = procCPU(s.cmd.Process.Pid)
 	}
-	var scanCPU time.Duration
-	var passes int
 	if scans != nil {
-		c, n := scans.cpu()
-		scanCPU, passes = c-scan0, n-passes0
+		u.scan, u.passes = scans.cpu()
 	}
-	clientCPU := selfCPU() - self0
+	u.client = selfCPU()
+	return u
+}
+
+// reportSince prints on stderr the CPU used since before, in all and a call.
+func (u cpuUse) reportSince(before cpuUse, calls int) {
+	var serveCPU time.Duration
+	for i := range u.serves {
+		serveCPU += u.serves[i] - before.serves[i]
+	}
+	scanCPU, passes := u.scan-before.scan, u.passes-before.passes
+	clientCPU := u.client - before.client
 	fmt.Fprintf(os.Stderr, "mcpclient: CPU during the burst: serves %.0f ms (%.2f ms a call), scan %.0f ms (%d passes ended), this client %.0f ms (%.2f ms a call)\n",
 		ms(serveCPU), ms(serveCPU)/float64(calls), ms(scanCPU), passes, ms(clientCPU), ms(clientCPU)/float64(calls))
+}
+
+// reportLoadErrors counts the failed calls and prints the first three,
+// with the stderr tail of the first one's server.
+func reportLoadErrors(jobs []loadJob, errs []error) int {
 	nerr := 0
 	for _, e := range errs {
 		if e != nil {
@@ -158,12 +211,7 @@ func runLoad(bin, cfg, queries string, serves, calls int, withScan bool, seed ui
 			}
 		}
 	}
-	full := 0
-	for _, s := range srv {
-		full += strings.Count(s.stderr.String(), "queue full")
-	}
-	fmt.Printf("| %d | %d | %v | %d | %.1f | %.1f | %.1f | %.0f | %d |\n", serves, calls, withScan, nerr,
-		ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), ms(slices.Max(lat)), ms(wall), full)
+	return nerr
 }
 
 type answer struct {

@@ -142,60 +142,46 @@ func misspell(name, kind string, h uint64) (string, bool) {
 	return name[:sp.a] + out + name[sp.b:], true
 }
 
+// derivedQueries makes the misspelt and host-qualified name queries from
+// the catalog's originals (clones are added to the answers later).
 func derivedQueries(ps []*pkg) []selection.Query {
-	originals := slices.DeleteFunc(slices.Clone(ps), func(p *pkg) bool { return p.rec.SameAs != "" })
+	originals := originalsOf(ps)
+	idx := newNameIndex(originals)
 	var known []string // every name and package, loose, to keep misspellings that are names themselves out
-	for _, p := range originals {
-		_, loose := names(p.meta)
-		known = append(known, loose...)
+	for _, e := range idx.entries {
+		known = append(known, e.loose...)
 	}
-	expectLoose := func(q string) []string {
-		var out []string
-		for _, p := range originals {
-			if _, loose := names(p.meta); slices.Contains(loose, norm(q)) {
-				out = append(out, p.rec.Dir)
-			}
-		}
-		return out
-	}
-	expectExact := func(q string) []string {
-		var out []string
-		for _, p := range originals {
-			if exact, _ := names(p.meta); slices.Contains(exact, strings.ToLower(q)) {
-				out = append(out, p.rec.Dir)
-			}
-		}
-		return out
-	}
-	declared := func(p *pkg) string {
-		if len(p.meta.Packages) > 0 {
-			return p.meta.Packages[0]
-		}
-		return p.meta.Name
-	}
-	byEco := func(eco string) []*pkg {
-		var out []*pkg
-		for _, p := range originals {
-			if p.eco == eco && lettersOnly(strings.Trim(norm(base(declared(p))), "0123456789")) {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	var qs []selection.Query
-	seen := map[string]bool{}
-	add := func(kind, q, target string, expect []string) bool {
-		if len(expect) == 0 || seen[kind+"\x00"+q] {
-			return false
-		}
-		seen[kind+"\x00"+q] = true
-		qs = append(qs, selection.Query{Query: q, Kind: kind, Expect: expect, Target: target})
-		return true
-	}
+	set := derivedSet{seen: map[string]bool{}}
+	misspeltQueries(&set, idx, originals, known)
+	hostQueries(&set, idx, originals)
+	return set.qs
+}
 
-	// Misspelt names: the name an agent would type (the unscoped package,
-	// a module path's last element), lowercased, one part misspelt. A
-	// misspelling that is itself some project's name is no typo: skipped.
+// derivedSet collects derived queries, one per kind and text, none without
+// an expected answer.
+type derivedSet struct {
+	qs   []selection.Query
+	seen map[string]bool
+}
+
+func (s *derivedSet) add(kind, q, target string, expect []string) bool {
+	if len(expect) == 0 || s.seen[kind+"\x00"+q] {
+		return false
+	}
+	s.seen[kind+"\x00"+q] = true
+	s.qs = append(s.qs, selection.Query{Query: q, Kind: kind, Expect: expect, Target: target})
+	return true
+}
+
+// misspellable: the name an agent would type is letters (digits aside).
+func misspellable(p *pkg) bool {
+	return lettersOnly(strings.Trim(norm(base(declared(p))), "0123456789"))
+}
+
+// misspeltQueries: the name an agent would type (the unscoped package, a
+// module path's last element), lowercased, one part misspelt. A
+// misspelling that is itself some project's name is no typo: skipped.
+func misspeltQueries(set *derivedSet, idx nameIndex, originals []*pkg, known []string) {
 	for _, g := range []struct {
 		kind string
 		n    map[string]int
@@ -206,7 +192,7 @@ func derivedQueries(ps []*pkg) []selection.Query {
 	} {
 		for _, eco := range []string{"npm", "go", "py", "deb", "hand"} {
 			got := 0
-			for _, p := range pick(byEco(eco), func(p *pkg) string { return g.kind + p.rec.Dir }, 1<<30) {
+			for _, p := range pick(ofEco(originals, eco, misspellable), func(p *pkg) string { return g.kind + p.rec.Dir }, 1<<30) {
 				if got == g.n[eco] {
 					break
 				}
@@ -215,34 +201,39 @@ func derivedQueries(ps []*pkg) []selection.Query {
 				if !ok || slices.Contains(known, norm(q)) {
 					continue
 				}
-				if add(g.kind, q, target, expectLoose(target)) {
+				if set.add(g.kind, q, target, idx.loose(target)) {
 					got++
 				}
 			}
 		}
 	}
+}
 
-	// Host-qualified names: a package as a registry page, a repository URL
-	// or an install command names it. The expected answer is the package.
-	hostForms := map[string][]func(string) string{
-		"npm": {
-			func(n string) string { return "npm " + n },
-			func(n string) string { return "https://www.npmjs.com/package/" + n },
-			func(n string) string { return "npm install " + n },
-			func(n string) string { return "npmjs.com/package/" + n },
-		},
-		"go": {
-			func(m string) string { return "https://" + m },
-			func(m string) string { return "pkg.go.dev/" + m },
-			func(m string) string { return "go get " + m },
-			func(m string) string { return "https://" + m + ".git" },
-		},
-		"py": {
-			func(n string) string { return "pypi " + n },
-			func(n string) string { return "https://pypi.org/project/" + n + "/" },
-			func(n string) string { return "pip install " + n },
-		},
-	}
+// hostForms are the ways a registry page, a repository URL or an install
+// command names a package, per source.
+var hostForms = map[string][]func(string) string{
+	"npm": {
+		func(n string) string { return "npm " + n },
+		func(n string) string { return "https://www.npmjs.com/package/" + n },
+		func(n string) string { return "npm install " + n },
+		func(n string) string { return "npmjs.com/package/" + n },
+	},
+	"go": {
+		func(m string) string { return "https://" + m },
+		func(m string) string { return "pkg.go.dev/" + m },
+		func(m string) string { return "go get " + m },
+		func(m string) string { return "https://" + m + ".git" },
+	},
+	"py": {
+		func(n string) string { return "pypi " + n },
+		func(n string) string { return "https://pypi.org/project/" + n + "/" },
+		func(n string) string { return "pip install " + n },
+	},
+}
+
+// hostQueries: host-qualified names, the forms taken in turn. The expected
+// answer is the package.
+func hostQueries(set *derivedSet, idx nameIndex, originals []*pkg) {
 	for _, g := range []struct {
 		eco string
 		n   int
@@ -260,12 +251,11 @@ func derivedQueries(ps []*pkg) []selection.Query {
 			if g.eco == "go" && !strings.HasPrefix(d, "github.com/") && i%len(forms) == 3 {
 				continue // only GitHub repositories end in .git
 			}
-			if add(selection.KindHost, forms[i%len(forms)](d), d, expectExact(d)) {
+			if set.add(selection.KindHost, forms[i%len(forms)](d), d, idx.exact(d)) {
 				i++
 			}
 		}
 	}
-	return qs
 }
 
 // ecoOf maps a catalog record's From back to its source.

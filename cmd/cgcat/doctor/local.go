@@ -183,11 +183,30 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	if _, err := os.Stat(dbDir); errors.Is(err, fs.ErrNotExist) {
 		return []Check{Warnf("cgcat scan (or start a host: its cgcat serve scans in the background)", "no catalog yet in %s", p(cfg.DataDir))}
 	}
-	var cs []Check
 	st, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
-		return append(cs, lockHolderCheck(dbDir, err)...)
+		return lockHolderCheck(dbDir, err)
 	}
+	cs := storeHealth(st, dbDir)
+	sum, err := readStoreSummary(ctx, st)
+	if err != nil {
+		if st.Holder().PID == 0 {
+			return append(cs, lockHolderCheck(dbDir, err)...)
+		}
+		return append(cs, storeFailure(dbDir, err))
+	}
+	cs = append(cs, Okf("catalog store %s opens (format %d, machine %s, catalog revision %d)", p(dbDir), sum.format, p(st.MachineID()), sum.revision))
+	cs = append(cs, projectChecks(cfg, sum)...)
+	if sum.stateErr != nil {
+		return append(cs, Failf("cgcat scan (it rebuilds the scan state)", "scan state is unreadable: %s", p(sum.stateErr.Error())))
+	}
+	return append(cs, scanChecks(cfg, sum.state)...)
+}
+
+// storeHealth names the process writing the store (a warning when it has
+// held it long or is stopped) and damage the store has recorded.
+func storeHealth(st *store.Store, dbDir string) []Check {
+	var cs []Check
 	if h := st.Holder(); h.PID > 0 {
 		c := Infof("process %d is writing the catalog store now (since %s)", h.PID, h.Since.Local().Format(time.RFC3339))
 		if h.Stopped || time.Since(h.Since) > lease.StaleAfter {
@@ -199,63 +218,73 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	if d := st.Damage(); d != nil {
 		cs = append(cs, Failf("cgcat store recover (records keep their ids)", "catalog store %s is damaged: %s; answers come from the last published catalog", p(dbDir), p(d.Error())))
 	}
-	var (
-		format   int
-		revision uint64
-		counts   = map[local.Availability]int{}
-		total    int
-		state    local.ScanState
-		stateErr error
-		hints    []string
-	)
-	err = st.View(ctx, func(rd *store.Reader) error {
-		format, revision = rd.Format(), rd.Revision()
+	return cs
+}
+
+// storeSummary is what doctor reads of the store in one view.
+type storeSummary struct {
+	format   int
+	revision uint64
+	counts   map[local.Availability]int
+	total    int
+	state    local.ScanState
+	stateErr error
+	hints    []string // hint files that did not parse: "root: problem"
+}
+
+func readStoreSummary(ctx context.Context, st *store.Store) (storeSummary, error) {
+	sum := storeSummary{counts: map[local.Availability]int{}}
+	err := st.View(ctx, func(rd *store.Reader) error {
+		sum.format, sum.revision = rd.Format(), rd.Revision()
 		if err := rd.Projects(func(pr *local.Project) error {
-			counts[pr.Availability]++
-			total++
+			sum.counts[pr.Availability]++
+			sum.total++
 			for _, prob := range pr.Meta.Problems {
 				if strings.Contains(prob, "codegraph/project.json") {
-					hints = append(hints, fmt.Sprintf("%s: %s", p(pr.Root), p(prob)))
+					sum.hints = append(sum.hints, fmt.Sprintf("%s: %s", p(pr.Root), p(prob)))
 				}
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		state, stateErr = rd.ScanState()
+		sum.state, sum.stateErr = rd.ScanState()
 		return nil
 	})
-	if err != nil {
-		if st.Holder().PID == 0 {
-			cs = append(cs, lockHolderCheck(dbDir, err)...)
-			return cs
-		}
-		return append(cs, storeFailure(dbDir, err))
-	}
-	cs = append(cs, Okf("catalog store %s opens (format %d, machine %s, catalog revision %d)", p(dbDir), format, p(st.MachineID()), revision))
+	return sum, err
+}
+
+// projectChecks count the records by availability and list the hint files
+// that did not parse.
+func projectChecks(cfg *config.Config, sum storeSummary) []Check {
+	var cs []Check
 	var parts []string
 	for _, a := range []local.Availability{local.Present, local.Missing, local.Inaccessible, local.Unknown} {
-		if counts[a] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		if sum.counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", sum.counts[a], a))
 		}
 	}
-	if total == 0 {
+	if sum.total == 0 {
 		cs = append(cs, Infof("0 projects in the catalog (a project is a directory whose own .codegraph/ holds codegraph.db)"))
 	} else {
-		c := Okf("%d project(s) in the catalog: %s", total, strings.Join(parts, ", "))
-		if counts[local.Missing]+counts[local.Inaccessible] > 0 {
+		c := Okf("%d project(s) in the catalog: %s", sum.total, strings.Join(parts, ", "))
+		if sum.counts[local.Missing]+sum.counts[local.Inaccessible] > 0 {
 			c.Notes = append(c.Notes, fmt.Sprintf("missing and inaccessible records are kept; missing ones leave listings after %d days (discovery.retainMissingDays); `cgcat prune` removes them now", cfg.Discovery.RetainMissingDays))
 		}
 		cs = append(cs, c)
 	}
-	if len(hints) > 0 {
-		c := Warnf("fix each file (README: \"The hint file\"): a file that does not parse is ignored until then, an unknown key is ignored", "%d problem(s) in project hint files", len(hints))
-		c.Notes = append(c.Notes, hints[:min(len(hints), 10)]...)
+	if len(sum.hints) > 0 {
+		c := Warnf("fix each file (README: \"The hint file\"): a file that does not parse is ignored until then, an unknown key is ignored", "%d problem(s) in project hint files", len(sum.hints))
+		c.Notes = append(c.Notes, sum.hints[:min(len(sum.hints), 10)]...)
 		cs = append(cs, c)
 	}
-	if stateErr != nil {
-		return append(cs, Failf("cgcat scan (it rebuilds the scan state)", "scan state is unreadable: %s", p(stateErr.Error())))
-	}
+	return cs
+}
+
+// scanChecks say where scanning stands: an unfinished pass, the roots
+// followed and rejected, and the last finished pass with its coverage.
+func scanChecks(cfg *config.Config, state local.ScanState) []Check {
+	var cs []Check
 	if state.PassRunning {
 		how := "the next `cgcat scan` or a host's cgcat serve resumes it"
 		if _, ok := lease.Active(scan.LeasePath(cfg.DataDir)); ok {
@@ -266,27 +295,30 @@ func Store(ctx context.Context, cfg *config.Config) []Check {
 	cs = append(cs, Following(cfg)...)
 	cs = append(cs, Rejected(state)...)
 	if state.LastCompleted.IsZero() {
-		cs = append(cs, Warnf("cgcat scan", "no scan pass has finished yet"))
-		return cs
+		return append(cs, Warnf("cgcat scan", "no scan pass has finished yet"))
 	}
+	return append(cs, coverageCheck(cfg, state))
+}
+
+// coverageCheck is the last finished pass and what it left uncovered under
+// this config (the first five gaps named).
+func coverageCheck(cfg *config.Config, state local.ScanState) Check {
 	ago := time.Since(state.LastCompleted).Round(time.Second)
 	when := state.LastCompleted.Local().Format(time.RFC3339)
 	cov, gaps := catalog.Coverage(state, cfg, catalog.PolicyFrom(cfg))
 	if cov == local.CoverageComplete {
-		cs = append(cs, Okf("last scan pass finished %s (%s ago), coverage complete", when, ago))
-	} else {
-		c := Warnf("places that could not be read stay gaps until fixed (permissions, offline volumes); a depth limit is lifted by raising discovery.maxDepth; roots added since the last pass are covered by the next one",
-			"last scan pass finished %s (%s ago), coverage %s for this config: %d place(s) not covered", when, ago, cov, len(gaps))
-		for i, gp := range gaps {
-			if i == 5 {
-				c.Notes = append(c.Notes, fmt.Sprintf("… and %d more (`cgcat scan --json` lists them)", len(gaps)-5))
-				break
-			}
-			c.Notes = append(c.Notes, fmt.Sprintf("not covered: %s (%s)", p(gp.Path), p(gp.Why)))
-		}
-		cs = append(cs, c)
+		return Okf("last scan pass finished %s (%s ago), coverage complete", when, ago)
 	}
-	return cs
+	c := Warnf("places that could not be read stay gaps until fixed (permissions, offline volumes); a depth limit is lifted by raising discovery.maxDepth; roots added since the last pass are covered by the next one",
+		"last scan pass finished %s (%s ago), coverage %s for this config: %d place(s) not covered", when, ago, cov, len(gaps))
+	for i, gp := range gaps {
+		if i == 5 {
+			c.Notes = append(c.Notes, fmt.Sprintf("… and %d more (`cgcat scan --json` lists them)", len(gaps)-5))
+			break
+		}
+		c.Notes = append(c.Notes, fmt.Sprintf("not covered: %s (%s)", p(gp.Path), p(gp.Why)))
+	}
+	return c
 }
 
 // lockHolderCheck is the failure to read the store, preceded, when the

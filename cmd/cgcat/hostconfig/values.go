@@ -14,55 +14,59 @@ func equalValue(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !equalValue(xv, yv) {
-				return false
-			}
-		}
-		return true
+		return ok && equalMaps(x, y)
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && equalSlices(x, y)
 	case []map[string]any:
 		y, ok := b.([]map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && equalSlices(x, y)
 	case float64:
 		y, ok := b.(float64)
-		if !ok {
-			return false
-		}
-		if math.IsNaN(x) && math.IsNaN(y) {
-			return true
-		}
-		return x == y && math.Signbit(x) == math.Signbit(y)
+		return ok && equalFloats(x, y)
 	case time.Time:
 		y, ok := b.(time.Time)
-		if !ok {
-			return false
-		}
-		_, xo := x.Zone()
-		_, yo := y.Zone()
-		return x.Equal(y) && xo == yo
+		return ok && equalTimes(x, y)
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+func equalMaps(x, y map[string]any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for k, xv := range x {
+		yv, ok := y[k]
+		if !ok || !equalValue(xv, yv) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalSlices[T any](x, y []T) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if !equalValue(x[i], y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFloats: NaN equals NaN, and 0 is not -0.
+func equalFloats(x, y float64) bool {
+	if math.IsNaN(x) && math.IsNaN(y) {
+		return true
+	}
+	return x == y && math.Signbit(x) == math.Signbit(y)
+}
+
+// equalTimes: the same instant with the same offset.
+func equalTimes(x, y time.Time) bool {
+	_, xo := x.Zone()
+	_, yo := y.Zone()
+	return x.Equal(y) && xo == yo
 }

@@ -64,33 +64,11 @@ func (b *Brain) GetPage(st *State, args map[string]any) (any, error) {
 
 // PutPage: whole-page upsert into the server's source.
 func (b *Brain) PutPage(st *State, args map[string]any) (any, error) {
-	slug, ok, te := str(args, "slug")
+	slug, content, allowEmpty, te := putPageArgs(args)
 	if te != nil {
 		return nil, te
 	}
-	if !ok {
-		return nil, invalid("slug is required")
-	}
-	content, ok, te := str(args, "content")
-	if te != nil {
-		return nil, te
-	}
-	if !ok {
-		return nil, invalid("content is required")
-	}
-	allowEmpty, te := boolean(args, "allow_empty")
-	if te != nil {
-		return nil, te
-	}
-	if te := checkSlug(slug); te != nil {
-		return nil, te
-	}
-	slug = strings.ToLower(slug)
-	registered := false
-	for _, s := range b.registered(st) {
-		registered = registered || s == b.Source
-	}
-	if !registered {
+	if !b.sourceRegistered(st) {
 		return nil, &ToolError{Code: "internal_error",
 			Message: `insert or update on table "pages" violates foreign key constraint "pages_source_id_fkey"`}
 	}
@@ -104,71 +82,145 @@ func (b *Brain) PutPage(st *State, args map[string]any) (any, error) {
 	if err != nil {
 		return map[string]any{"slug": slug, "status": "error", "chunks": 0, "error": err.Error()}, nil
 	}
-	var typ, title string
-	var hasType bool
-	var written []string
-	var rest []KV
-	var fmID any
+	f := readPageFrontmatter(fm)
+	body = strings.TrimSpace(body)
+	if !f.hasType {
+		f.typ = "note"
+		if old != nil {
+			f.typ = old.Type
+		}
+	}
+	if f.title == "" {
+		f.title = path.Base(slug)
+	}
+
+	// Frontmatter id de-duplicates across slugs: the first slug keeps it.
+	if q := b.holderOfID(st, slug, f.id); q != nil {
+		return map[string]any{"slug": q.Slug, "status": "skipped", "chunks": 0,
+			"reason": "duplicate frontmatter id"}, nil
+	}
+
+	hash := hashFields(f.typ, f.title, body, f.rest, f.tags)
+	if old != nil && old.DeletedAt == "" && old.ContentHash == hash {
+		return map[string]any{"slug": slug, "status": "skipped", "chunks": 0}, nil
+	}
+	b.writePage(st, old, slug, f, body, hash)
+	return map[string]any{"slug": slug, "status": "created_or_updated", "chunks": chunkCount(body)}, nil
+}
+
+// putPageArgs reads put_page's arguments; the slug comes back checked and
+// lowercased.
+func putPageArgs(args map[string]any) (slug, content string, allowEmpty bool, te *ToolError) {
+	slug, ok, te := str(args, "slug")
+	if te != nil {
+		return "", "", false, te
+	}
+	if !ok {
+		return "", "", false, invalid("slug is required")
+	}
+	content, ok, te = str(args, "content")
+	if te != nil {
+		return "", "", false, te
+	}
+	if !ok {
+		return "", "", false, invalid("content is required")
+	}
+	allowEmpty, te = boolean(args, "allow_empty")
+	if te != nil {
+		return "", "", false, te
+	}
+	if te := checkSlug(slug); te != nil {
+		return "", "", false, te
+	}
+	return strings.ToLower(slug), content, allowEmpty, nil
+}
+
+// sourceRegistered says whether the server's source is one GBrain knows
+// (writing into another breaks a foreign key, as in GBrain).
+func (b *Brain) sourceRegistered(st *State) bool {
+	registered := false
+	for _, s := range b.registered(st) {
+		registered = registered || s == b.Source
+	}
+	return registered
+}
+
+// pageFields are what put_page keeps from a page's frontmatter: type and
+// title become columns, tags are added to the page's tags, slug is
+// dropped, and everything else (id included) stays frontmatter.
+type pageFields struct {
+	typ, title string
+	hasType    bool
+	tags       []string
+	rest       []KV
+	id         any
+}
+
+func readPageFrontmatter(fm []KV) pageFields {
+	var f pageFields
 	for _, kv := range fm {
 		switch kv.K {
 		case "type":
-			typ, hasType = fmt.Sprint(kv.V), kv.V != nil
+			f.typ, f.hasType = fmt.Sprint(kv.V), kv.V != nil
 		case "title":
 			if kv.V != nil {
-				title = fmt.Sprint(kv.V)
+				f.title = fmt.Sprint(kv.V)
 			}
 		case "tags":
-			switch t := kv.V.(type) {
-			case []any:
-				for _, x := range t {
-					written = append(written, fmt.Sprint(x))
-				}
-			case string:
-				for _, x := range strings.Split(t, ",") {
-					if x = strings.TrimSpace(x); x != "" {
-						written = append(written, x)
-					}
-				}
-			}
+			f.tags = append(f.tags, frontmatterTags(kv.V)...)
 		case "slug":
 			// dropped
 		default:
 			if kv.K == "id" {
-				fmID = kv.V
+				f.id = kv.V
 			}
-			rest = append(rest, kv)
+			f.rest = append(f.rest, kv)
 		}
 	}
-	body = strings.TrimSpace(body)
-	if !hasType {
-		typ = "note"
-		if old != nil {
-			typ = old.Type
-		}
-	}
-	if title == "" {
-		title = path.Base(slug)
-	}
+	return f
+}
 
-	// Frontmatter id de-duplicates across slugs: the first slug keeps it.
-	if fmID != nil {
-		for _, q := range st.Pages {
-			if q.Source != b.Source || q.Slug == slug || q.DeletedAt != "" {
-				continue
-			}
-			for _, kv := range q.Frontmatter {
-				if kv.K == "id" && fmt.Sprint(kv.V) == fmt.Sprint(fmID) {
-					return map[string]any{"slug": q.Slug, "status": "skipped", "chunks": 0,
-						"reason": "duplicate frontmatter id"}, nil
-				}
+// frontmatterTags reads tags written as a list or as a comma-separated
+// string.
+func frontmatterTags(v any) []string {
+	var tags []string
+	switch t := v.(type) {
+	case []any:
+		for _, x := range t {
+			tags = append(tags, fmt.Sprint(x))
+		}
+	case string:
+		for _, x := range strings.Split(t, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				tags = append(tags, x)
 			}
 		}
 	}
+	return tags
+}
 
-	hash := hashFields(typ, title, body, rest, written)
-	if old != nil && old.DeletedAt == "" && old.ContentHash == hash {
-		return map[string]any{"slug": slug, "status": "skipped", "chunks": 0}, nil
+// holderOfID is another live page of the source whose frontmatter carries
+// the same id, or nil (also for no id).
+func (b *Brain) holderOfID(st *State, slug string, id any) *Page {
+	if id == nil {
+		return nil
 	}
+	for _, q := range st.Pages {
+		if q.Source != b.Source || q.Slug == slug || q.DeletedAt != "" {
+			continue
+		}
+		for _, kv := range q.Frontmatter {
+			if kv.K == "id" && fmt.Sprint(kv.V) == fmt.Sprint(id) {
+				return q
+			}
+		}
+	}
+	return nil
+}
+
+// writePage creates the page or updates old in place (a new version unless
+// it was deleted, which it no longer is).
+func (b *Brain) writePage(st *State, old *Page, slug string, f pageFields, body, hash string) {
 	now, seq, us := b.now(st)
 	p := old
 	if p == nil {
@@ -179,11 +231,10 @@ func (b *Brain) PutPage(st *State, args map[string]any) (any, error) {
 		p.Versions++
 	}
 	p.DeletedAt = ""
-	p.Type, p.Title, p.Body, p.Frontmatter = typ, title, body, rest
+	p.Type, p.Title, p.Body, p.Frontmatter = f.typ, f.title, body, f.rest
 	p.ContentHash = hash
 	p.UpdatedAt, p.UpdatedSeq, p.UpdatedMicro = now, seq, us
-	p.Tags = mergeTags(p.Tags, written)
-	return map[string]any{"slug": slug, "status": "created_or_updated", "chunks": chunkCount(body)}, nil
+	p.Tags = mergeTags(p.Tags, f.tags)
 }
 
 func mergeTags(stored, add []string) []string {

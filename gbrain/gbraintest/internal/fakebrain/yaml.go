@@ -61,67 +61,86 @@ func ParseYAML(src string) ([]KV, error) {
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
 			continue
 		}
-		if l[0] == ' ' || l[0] == '\t' || l[0] == '-' {
-			return nil, fmt.Errorf("%w: line %q: unexpected indentation", ErrYAML, l)
+		k, v, err := yamlKeyLine(l, seen)
+		if err != nil {
+			return nil, err
 		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("%w: line %q: expected key: value", ErrYAML, l)
-		}
-		k = strings.TrimSpace(k)
-		if seen[k] {
-			return nil, fmt.Errorf("%w: duplicated mapping key %q", ErrYAML, k)
-		}
-		seen[k] = true
-		if v != "" && v[0] != ' ' {
-			return nil, fmt.Errorf("%w: line %q", ErrYAML, l)
-		}
-		v = strings.TrimSpace(v)
+		var val any
 		if v == "" || strings.HasPrefix(v, "#") {
-			var items []any
-			isList := false
-			for i+1 < len(lines) {
-				n := strings.TrimLeft(lines[i+1], " ")
-				if strings.TrimSpace(lines[i+1]) == "" {
-					i++
-					continue
-				}
-				if !strings.HasPrefix(n, "- ") && n != "-" {
-					if n != lines[i+1] {
-						return nil, fmt.Errorf("%w: nested mapping under %q", ErrYAML, k)
-					}
-					break
-				}
-				item, err := scalar(strings.TrimSpace(strings.TrimPrefix(n, "-")))
-				if err != nil {
-					return nil, err
-				}
-				items = append(items, item)
-				isList = true
-				i++
-			}
-			if isList {
-				out = append(out, KV{k, items})
-			} else {
-				out = append(out, KV{k, nil})
-			}
-			continue
-		}
-		if strings.HasPrefix(v, "[") {
-			list, err := flow(v)
-			if err != nil {
+			var used int
+			if val, used, err = yamlBlockList(lines[i+1:], k); err != nil {
 				return nil, err
 			}
-			out = append(out, KV{k, list})
-			continue
-		}
-		val, err := scalar(v)
-		if err != nil {
+			i += used
+		} else if val, err = yamlInline(v); err != nil {
 			return nil, err
 		}
 		out = append(out, KV{k, val})
 	}
 	return out, nil
+}
+
+// yamlKeyLine splits a top-level "key: value" line (the value trimmed),
+// refusing indentation, list items and duplicate keys.
+func yamlKeyLine(l string, seen map[string]bool) (k, v string, err error) {
+	if l[0] == ' ' || l[0] == '\t' || l[0] == '-' {
+		return "", "", fmt.Errorf("%w: line %q: unexpected indentation", ErrYAML, l)
+	}
+	k, v, ok := strings.Cut(l, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return "", "", fmt.Errorf("%w: line %q: expected key: value", ErrYAML, l)
+	}
+	k = strings.TrimSpace(k)
+	if seen[k] {
+		return "", "", fmt.Errorf("%w: duplicated mapping key %q", ErrYAML, k)
+	}
+	seen[k] = true
+	if v != "" && v[0] != ' ' {
+		return "", "", fmt.Errorf("%w: line %q", ErrYAML, l)
+	}
+	return k, strings.TrimSpace(v), nil
+}
+
+// yamlBlockList reads the "- item" lines that follow key k's empty value:
+// a list when there are any, nil otherwise. It returns how many lines it
+// read.
+func yamlBlockList(lines []string, k string) (val any, used int, err error) {
+	var items []any
+	isList := false
+	for ; used < len(lines); used++ {
+		n := strings.TrimLeft(lines[used], " ")
+		if strings.TrimSpace(lines[used]) == "" {
+			continue
+		}
+		if !strings.HasPrefix(n, "- ") && n != "-" {
+			if n != lines[used] {
+				return nil, 0, fmt.Errorf("%w: nested mapping under %q", ErrYAML, k)
+			}
+			break
+		}
+		item, err := scalar(strings.TrimSpace(strings.TrimPrefix(n, "-")))
+		if err != nil {
+			return nil, 0, err
+		}
+		items = append(items, item)
+		isList = true
+	}
+	if isList {
+		return items, used, nil
+	}
+	return nil, used, nil
+}
+
+// yamlInline reads a value on its key's line: a flow sequence or a scalar.
+func yamlInline(v string) (any, error) {
+	if strings.HasPrefix(v, "[") {
+		list, err := flow(v)
+		if err != nil {
+			return nil, err
+		}
+		return list, nil
+	}
+	return scalar(v)
 }
 
 func flow(v string) ([]any, error) {

@@ -199,14 +199,8 @@ func (h *httpServer) unauthorized(w http.ResponseWriter, desc string) {
 }
 
 func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
-	auth := r.Header.Get("Authorization")
-	if auth == "" {
-		h.unauthorized(w, "Missing Authorization header")
-		return
-	}
-	kind, tok, _ := strings.Cut(auth, " ")
-	if !strings.EqualFold(kind, "bearer") || tok == "" {
-		h.unauthorized(w, "Invalid Authorization header format, expected 'Bearer TOKEN'")
+	tok, ok := h.bearerToken(w, r)
+	if !ok {
 		return
 	}
 	// The body is read before authenticating only for the fault switch
@@ -216,22 +210,64 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, rpcError(-32700, "Parse error: body too large"))
 		return
 	}
-	expire := false
-	if ctl, _ := h.s.Controls.Read(); len(ctl.ExpireTokensBefore) > 0 {
-		var peek struct {
-			Method string `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(raw, &peek)
-		expire = peek.Method == "tools/call" && slices.Contains(ctl.ExpireTokensBefore, peek.Params.Name)
-		if expire {
-			// One shot: the retry with a new token goes through.
-			ctl.ExpireTokensBefore = slices.DeleteFunc(ctl.ExpireTokensBefore, func(s string) bool { return s == peek.Params.Name })
-			_ = h.s.Controls.Write(ctl)
-		}
+	caller, ok := h.authenticate(w, tok, h.expireRequested(raw))
+	if !ok || !checkMediaTypes(w, r) {
+		return
 	}
+	requests, ok := splitRequests(w, raw)
+	if !ok {
+		return
+	}
+	if len(requests) == 0 {
+		w.WriteHeader(http.StatusAccepted) // notifications (and responses) only
+		return
+	}
+	h.answer(w, r, caller, requests)
+}
+
+// bearerToken is the request's bearer token; without one the request is
+// answered 401.
+func (h *httpServer) bearerToken(w http.ResponseWriter, r *http.Request) (string, bool) {
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		h.unauthorized(w, "Missing Authorization header")
+		return "", false
+	}
+	kind, tok, _ := strings.Cut(auth, " ")
+	if !strings.EqualFold(kind, "bearer") || tok == "" {
+		h.unauthorized(w, "Invalid Authorization header format, expected 'Bearer TOKEN'")
+		return "", false
+	}
+	return tok, true
+}
+
+// expireRequested says whether the fault switch ExpireTokensBefore names
+// the tool this body calls; it fires once per name.
+func (h *httpServer) expireRequested(raw []byte) bool {
+	ctl, _ := h.s.Controls.Read()
+	if len(ctl.ExpireTokensBefore) == 0 {
+		return false
+	}
+	var peek struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(raw, &peek)
+	expire := peek.Method == "tools/call" && slices.Contains(ctl.ExpireTokensBefore, peek.Params.Name)
+	if expire {
+		// One shot: the retry with a new token goes through.
+		ctl.ExpireTokensBefore = slices.DeleteFunc(ctl.ExpireTokensBefore, func(s string) bool { return s == peek.Params.Name })
+		_ = h.s.Controls.Write(ctl)
+	}
+	return expire
+}
+
+// authenticate finds the caller the token belongs to (expiring every token
+// first when asked to) and counts the request; a token that is not valid
+// is answered 401.
+func (h *httpServer) authenticate(w http.ResponseWriter, tok string, expire bool) (*fakebrain.Caller, bool) {
 	var caller *fakebrain.Caller
 	var why string
 	if err := h.s.Store.Update(func(st *fakebrain.State) error {
@@ -245,57 +281,73 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}); err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": err.Error()})
-		return
+		return nil, false
 	}
 	if caller == nil {
 		h.unauthorized(w, why)
-		return
+		return nil, false
 	}
+	return caller, true
+}
+
+// checkMediaTypes answers 406 or 415 as the MCP SDK does for a request that
+// does not accept both answer forms or is not JSON.
+func checkMediaTypes(w http.ResponseWriter, r *http.Request) bool {
 	accept := r.Header.Get("Accept")
 	if !strings.Contains(accept, "application/json") || !strings.Contains(accept, "text/event-stream") {
 		writeJSON(w, http.StatusNotAcceptable, rpcError(-32000, "Not Acceptable: Client must accept both application/json and text/event-stream"))
-		return
+		return false
 	}
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		writeJSON(w, http.StatusUnsupportedMediaType, rpcError(-32000, "Unsupported Media Type: Content-Type must be application/json"))
-		return
+		return false
 	}
+	return true
+}
+
+// rpcHead is what the server reads of a JSON-RPC message before handling it.
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// splitRequests reads the body as one JSON-RPC message or a batch and keeps
+// the requests (notifications and responses need no answer); a body that is
+// not JSON-RPC is answered 400.
+func splitRequests(w http.ResponseWriter, raw []byte) ([]json.RawMessage, bool) {
 	var body json.RawMessage
 	if err := json.Unmarshal(raw, &body); err != nil {
 		writeJSON(w, http.StatusBadRequest, rpcError(-32700, "Parse error: Invalid JSON"))
-		return
+		return nil, false
 	}
 	msgs := []json.RawMessage{body}
 	if t := strings.TrimSpace(string(body)); strings.HasPrefix(t, "[") {
 		if err := json.Unmarshal(body, &msgs); err != nil {
 			writeJSON(w, http.StatusBadRequest, rpcError(-32700, "Parse error: Invalid JSON-RPC message"))
-			return
+			return nil, false
 		}
-	}
-	type head struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
 	}
 	var requests []json.RawMessage
 	for _, m := range msgs {
-		var hd head
+		var hd rpcHead
 		if json.Unmarshal(m, &hd) != nil || (hd.Method == "" && len(hd.ID) == 0) {
 			writeJSON(w, http.StatusBadRequest, rpcError(-32700, "Parse error: Invalid JSON-RPC message"))
-			return
+			return nil, false
 		}
 		if len(hd.ID) > 0 && hd.Method != "" {
 			requests = append(requests, m)
 		}
 	}
-	if len(requests) == 0 {
-		w.WriteHeader(http.StatusAccepted) // notifications (and responses) only
-		return
-	}
+	return requests, true
+}
 
-	// A fresh brain per request, bound to the caller's token.
+// answer handles the requests with a fresh brain bound to the caller's
+// token and sends the answers as server-sent events. A fault that drops
+// the connection leaves nothing to send.
+func (h *httpServer) answer(w http.ResponseWriter, r *http.Request, caller *fakebrain.Caller, requests []json.RawMessage) {
 	b := &fakebrain.Brain{Source: caller.Source, Registered: h.s.Registered, Caller: caller}
 	ctx := context.WithValue(r.Context(), brainKey, b)
 	var dropOnce sync.Once
@@ -312,16 +364,7 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 	})
 	var answers [][]byte
 	for _, m := range requests {
-		var hd head
-		_ = json.Unmarshal(m, &hd)
-		var out any
-		if _, known := Params[hd.Params.Name]; hd.Method == "tools/call" && !known {
-			_ = h.s.Store.Update(func(st *fakebrain.State) error { st.Calls[hd.Params.Name]++; return nil })
-			res := compactError(map[string]any{"error": "unknown_operation", "message": "Unknown: " + hd.Params.Name})
-			out = map[string]any{"jsonrpc": "2.0", "id": hd.ID, "result": res}
-		} else {
-			out = h.mcp.HandleMessage(ctx, m)
-		}
+		out := h.handleRequest(ctx, m)
 		if dropped || ctx.Err() != nil {
 			return
 		}
@@ -338,4 +381,17 @@ func (h *httpServer) mcpPost(w http.ResponseWriter, r *http.Request) {
 	for _, a := range answers {
 		fmt.Fprintf(w, "event: message\ndata: %s\n\n", a)
 	}
+}
+
+// handleRequest answers one request: a call of a tool GBrain does not have
+// as GBrain's unknown_operation (counted), anything else through mcp-go.
+func (h *httpServer) handleRequest(ctx context.Context, m json.RawMessage) any {
+	var hd rpcHead
+	_ = json.Unmarshal(m, &hd)
+	if _, known := Params[hd.Params.Name]; hd.Method == "tools/call" && !known {
+		_ = h.s.Store.Update(func(st *fakebrain.State) error { st.Calls[hd.Params.Name]++; return nil })
+		res := compactError(map[string]any{"error": "unknown_operation", "message": "Unknown: " + hd.Params.Name})
+		return map[string]any{"jsonrpc": "2.0", "id": hd.ID, "result": res}
+	}
+	return h.mcp.HandleMessage(ctx, m)
 }

@@ -121,104 +121,142 @@ func (s *Server) count(tool string) {
 
 func (s *Server) handler(tool string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		b := s.brainFor(ctx)
-		ctl, err := s.Controls.Read()
-		if err != nil {
-			return errorResult(&fakebrain.ToolError{Code: "internal_error", Message: err.Error()}), nil
-		}
-		if ctl.DelayMs > 0 && (len(ctl.DelayTools) == 0 || slices.Contains(ctl.DelayTools, tool)) {
-			// Deliberately not cancellable: the write lands even after the
-			// client gave up, as a slow real server's would.
-			time.Sleep(time.Duration(ctl.DelayMs) * time.Millisecond)
-		}
-		if d := ctl.DelaysMs[tool]; d > 0 {
-			time.Sleep(time.Duration(d) * time.Millisecond)
-		}
-		for slices.Contains(ctl.HoldTools, tool) {
-			// Held until the test releases it; not cancellable either.
-			time.Sleep(5 * time.Millisecond)
-			if ctl, err = s.Controls.Read(); err != nil {
-				break
-			}
-		}
-		args := req.GetArguments()
-		var extra, unknown []string
-		for k := range args {
-			if !slices.Contains(Params[tool], k) {
-				unknown = append(unknown, k)
-			}
-		}
-		sort.Strings(unknown)
-		var refused error
-		for _, k := range unknown {
-			if ctl.StrictParams {
-				refused = &fakebrain.ToolError{Code: "invalid_params", Message: fmt.Sprintf("unknown parameter %q", k)}
-				break
-			}
-			extra = append(extra, fmt.Sprintf("warning: unknown parameter %q ignored. A future release rejects unknown parameters.", k))
-		}
-		drop := func(when string) {
-			if f, ok := ctx.Value(dropKey).(func()); ok {
-				f() // HTTP or in-process: the connection ends without an answer
-				return
-			}
-			if s.Drop != nil {
-				s.Drop(tool, when)
-			}
-		}
-		if b.Caller != nil {
-			// HTTP: the token's scopes gate each tool, as GBrain's
-			// per-operation scope check does.
-			if need := toolScope[tool]; !fakebrain.HasScope(b.Caller.Scopes, need) {
-				s.count(tool)
-				return compactError(map[string]any{"error": "insufficient_scope",
-					"message": fmt.Sprintf("Operation %s requires '%s' scope", tool, need), "your_scopes": b.Caller.Scopes}), nil
-			}
-		}
-		if slices.Contains(ctl.DropBeforeApply, tool) {
-			s.count(tool)
-			drop("before")
-			return nil, fmt.Errorf("connection dropped")
-		}
-		var value any
-		var more []string
-		var opErr error
-		err = s.Store.Update(func(st *fakebrain.State) error {
-			st.Calls[tool]++
-			if refused != nil {
-				opErr = refused
-				return nil
-			}
-			value, more, opErr = run(b, tool, st, args)
-			return nil
-		})
-		if err != nil {
-			return errorResult(&fakebrain.ToolError{Code: "database_error", Message: err.Error()}), nil
-		}
-		if slices.Contains(ctl.DropAfterApply, tool) {
-			drop("after")
-			return nil, fmt.Errorf("connection dropped")
-		}
-		if slices.Contains(ctl.Garbage, tool) {
-			return mcp.NewToolResultText("<html>502 Bad Gateway</html> {\"slug\": "), nil
-		}
-		if opErr != nil {
-			te, ok := opErr.(*fakebrain.ToolError)
-			if !ok {
-				te = &fakebrain.ToolError{Code: "internal_error", Message: opErr.Error()}
-			}
-			return errorResult(te), nil
-		}
-		text, err := json.MarshalIndent(value, "", "  ")
-		if err != nil {
-			return errorResult(&fakebrain.ToolError{Code: "internal_error", Message: err.Error()}), nil
-		}
-		res := mcp.NewToolResultText(string(text))
-		for _, e := range append(more, extra...) {
-			res.Content = append(res.Content, mcp.NewTextContent(e))
-		}
+		return s.handle(ctx, tool, req)
+	}
+}
+
+// handle answers one tool call as GBrain does, with the faults the control
+// file asks for: delays, holds, dropped connections, garbage answers.
+func (s *Server) handle(ctx context.Context, tool string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b := s.brainFor(ctx)
+	ctl, err := s.Controls.Read()
+	if err != nil {
+		return errorResult(&fakebrain.ToolError{Code: "internal_error", Message: err.Error()}), nil
+	}
+	ctl = s.wait(tool, ctl)
+	args := req.GetArguments()
+	extra, refused := checkParams(tool, args, ctl.StrictParams)
+	if res := s.scopeRefusal(b, tool); res != nil {
 		return res, nil
 	}
+	if slices.Contains(ctl.DropBeforeApply, tool) {
+		s.count(tool)
+		s.drop(ctx, tool, "before")
+		return nil, fmt.Errorf("connection dropped")
+	}
+	var value any
+	var more []string
+	var opErr error
+	err = s.Store.Update(func(st *fakebrain.State) error {
+		st.Calls[tool]++
+		if refused != nil {
+			opErr = refused
+			return nil
+		}
+		value, more, opErr = run(b, tool, st, args)
+		return nil
+	})
+	if err != nil {
+		return errorResult(&fakebrain.ToolError{Code: "database_error", Message: err.Error()}), nil
+	}
+	if slices.Contains(ctl.DropAfterApply, tool) {
+		s.drop(ctx, tool, "after")
+		return nil, fmt.Errorf("connection dropped")
+	}
+	if slices.Contains(ctl.Garbage, tool) {
+		return mcp.NewToolResultText("<html>502 Bad Gateway</html> {\"slug\": "), nil
+	}
+	return toolResult(value, append(more, extra...), opErr), nil
+}
+
+// wait sleeps for the delays the control asks for and holds the call while
+// the test holds its tool. It returns the control as last read.
+func (s *Server) wait(tool string, ctl fakebrain.Control) fakebrain.Control {
+	if ctl.DelayMs > 0 && (len(ctl.DelayTools) == 0 || slices.Contains(ctl.DelayTools, tool)) {
+		// Deliberately not cancellable: the write lands even after the
+		// client gave up, as a slow real server's would.
+		time.Sleep(time.Duration(ctl.DelayMs) * time.Millisecond)
+	}
+	if d := ctl.DelaysMs[tool]; d > 0 {
+		time.Sleep(time.Duration(d) * time.Millisecond)
+	}
+	for slices.Contains(ctl.HoldTools, tool) {
+		// Held until the test releases it; not cancellable either.
+		time.Sleep(5 * time.Millisecond)
+		var err error
+		if ctl, err = s.Controls.Read(); err != nil {
+			break
+		}
+	}
+	return ctl
+}
+
+// checkParams finds the arguments the tool does not take: GBrain warns
+// about each (extra text contents), or with StrictParams refuses the call.
+func checkParams(tool string, args map[string]any, strict bool) (extra []string, refused error) {
+	var unknown []string
+	for k := range args {
+		if !slices.Contains(Params[tool], k) {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		if strict {
+			return extra, &fakebrain.ToolError{Code: "invalid_params", Message: fmt.Sprintf("unknown parameter %q", k)}
+		}
+		extra = append(extra, fmt.Sprintf("warning: unknown parameter %q ignored. A future release rejects unknown parameters.", k))
+	}
+	return extra, nil
+}
+
+// drop ends the connection without an answer: HTTP or in-process through
+// the request's context, stdio through s.Drop.
+func (s *Server) drop(ctx context.Context, tool, when string) {
+	if f, ok := ctx.Value(dropKey).(func()); ok {
+		f() // HTTP or in-process: the connection ends without an answer
+		return
+	}
+	if s.Drop != nil {
+		s.Drop(tool, when)
+	}
+}
+
+// scopeRefusal is GBrain's insufficient_scope answer (the call counted)
+// when an HTTP caller's token lacks the tool's scope, as GBrain's
+// per-operation scope check does; nil otherwise.
+func (s *Server) scopeRefusal(b *fakebrain.Brain, tool string) *mcp.CallToolResult {
+	if b.Caller == nil {
+		return nil
+	}
+	need := toolScope[tool]
+	if fakebrain.HasScope(b.Caller.Scopes, need) {
+		return nil
+	}
+	s.count(tool)
+	return compactError(map[string]any{"error": "insufficient_scope",
+		"message": fmt.Sprintf("Operation %s requires '%s' scope", tool, need), "your_scopes": b.Caller.Scopes})
+}
+
+// toolResult is the answer to an applied call: the tool error, or the
+// value as indented JSON followed by the extra text contents (warnings).
+func toolResult(value any, extra []string, opErr error) *mcp.CallToolResult {
+	if opErr != nil {
+		te, ok := opErr.(*fakebrain.ToolError)
+		if !ok {
+			te = &fakebrain.ToolError{Code: "internal_error", Message: opErr.Error()}
+		}
+		return errorResult(te)
+	}
+	text, err := json.MarshalIndent(value, "", "  ")
+	if err != nil {
+		return errorResult(&fakebrain.ToolError{Code: "internal_error", Message: err.Error()})
+	}
+	res := mcp.NewToolResultText(string(text))
+	for _, e := range extra {
+		res.Content = append(res.Content, mcp.NewTextContent(e))
+	}
+	return res
 }
 
 func run(b *fakebrain.Brain, tool string, st *fakebrain.State, args map[string]any) (any, []string, error) {

@@ -66,6 +66,23 @@ type identityStatus struct {
 	Replaced  string `json:"replaced,omitempty"`
 }
 
+// describeConnection names how cgcat reaches GBrain: the stdio command, or
+// the HTTP endpoint and where its credentials come from (never a secret).
+func describeConnection(conn gbrain.Connection) string {
+	if conn.Command != "" {
+		return strings.TrimSpace("stdio: " + conn.Command + " " + strings.Join(conn.Args, " "))
+	}
+	d := "http: " + conn.URL
+	switch conn.AuthMode() {
+	case gbrain.AuthClientCredentials:
+		return d + fmt.Sprintf(" (OAuth client credentials from $%s and $%s)", conn.ClientIDEnv, conn.ClientSecretEnv)
+	case gbrain.AuthStaticToken:
+		return d + fmt.Sprintf(" (static token from $%s)", conn.TokenEnv)
+	default:
+		return d + " (no credentials)"
+	}
+}
+
 // inspectGBrain gathers the status: the store (no network) and one dial.
 func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 	s := &gbrainStatus{Enabled: cfg.GBrain.Enabled}
@@ -94,19 +111,7 @@ func inspectGBrain(ctx context.Context, cfg *config.Config) *gbrainStatus {
 		s.ConnectError = err.Error()
 		return s
 	}
-	if conn.Command != "" {
-		s.Connection = strings.TrimSpace("stdio: " + conn.Command + " " + strings.Join(conn.Args, " "))
-	} else {
-		s.Connection = "http: " + conn.URL
-		switch conn.AuthMode() {
-		case gbrain.AuthClientCredentials:
-			s.Connection += fmt.Sprintf(" (OAuth client credentials from $%s and $%s)", conn.ClientIDEnv, conn.ClientSecretEnv)
-		case gbrain.AuthStaticToken:
-			s.Connection += fmt.Sprintf(" (static token from $%s)", conn.TokenEnv)
-		default:
-			s.Connection += " (no credentials)"
-		}
-	}
+	s.Connection = describeConnection(conn)
 	c, err := gbrain.Dial(ctx, conn, gbrain.Options{ExpectedSource: g.ExpectedSource, ExpectedBrain: g.ExpectedBrain})
 	if err != nil {
 		s.ConnectError = err.Error()
@@ -145,27 +150,44 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 	}
 	warn(errOut, cfg)
 	s := inspectGBrain(ctx, cfg)
-	// The connection failing is a failure of this command (exit 1), after
-	// everything else it could say.
-	failed := func() error {
-		if s.Enabled && !s.Connected {
-			return &exitError{code: 1}
-		}
-		return nil
-	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(s); err != nil {
 			return err
 		}
-		return failed()
+	} else {
+		printGBrainStatus(out, s)
 	}
+	// The connection failing is a failure of this command (exit 1), after
+	// everything else it could say.
+	if s.Enabled && !s.Connected {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// printGBrainStatus is the status for people, one line per fact.
+func printGBrainStatus(out io.Writer, s *gbrainStatus) {
 	if !s.Enabled {
 		fmt.Fprintln(out, "GBrain: off")
 		fmt.Fprintln(out, s.Message)
-		return nil
+		return
 	}
+	printGBrainConnection(out, s)
+	if s.StoreError != "" {
+		fmt.Fprintf(out, "catalog store: FAILED: %s\n", s.StoreError)
+	}
+	if st := s.Store; st != nil {
+		printProjectionStatus(out, st)
+	}
+	printIdentityStatus(out, s)
+	printMirrorStatus(out, s.Mirror)
+}
+
+// printGBrainConnection says what the connection reaches: the server, the
+// source, the token, where writes land and which brain it is.
+func printGBrainConnection(out io.Writer, s *gbrainStatus) {
 	fmt.Fprintf(out, "GBrain: on (%s, source %s, slugs %s/…, %s", s.Connection, s.ExpectedSource, s.SlugPrefix, s.Projection)
 	if s.SemanticSearch {
 		fmt.Fprint(out, ", semantic recall")
@@ -197,50 +219,56 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 	if b := s.Brain; b != nil {
 		fmt.Fprintf(out, "brain identity: GBrain %s on %s, %d pages\n", b.Version, b.Engine, b.PageCount)
 	}
-	if s.StoreError != "" {
-		fmt.Fprintf(out, "catalog store: FAILED: %s\n", s.StoreError)
+}
+
+// printProjectionStatus says what the store knows of the projection: the
+// outbox, the projector, the last sync, conflicts and orphans.
+func printProjectionStatus(out io.Writer, st *projection.Status) {
+	fmt.Fprintf(out, "outbox: %d cards waiting", st.OutboxDepth)
+	if !st.OldestPending.IsZero() {
+		fmt.Fprintf(out, " (oldest queued %s ago)", time.Since(st.OldestPending).Round(time.Second))
 	}
-	if st := s.Store; st != nil {
-		fmt.Fprintf(out, "outbox: %d cards waiting", st.OutboxDepth)
-		if !st.OldestPending.IsZero() {
-			fmt.Fprintf(out, " (oldest queued %s ago)", time.Since(st.OldestPending).Round(time.Second))
-		}
-		fmt.Fprintln(out)
-		for _, e := range st.PendingErrors {
-			fmt.Fprintf(out, "  last error: %s\n", e)
-		}
-		if st.LeaseHeld {
-			fmt.Fprintf(out, "projector: pid %d holds the lease\n", st.LeasePID)
-		} else {
-			fmt.Fprintln(out, "projector: none running (a `cgcat serve` with GBrain on takes the lease, or run `cgcat gbrain sync`)")
-		}
-		fmt.Fprintf(out, "cards written: %d\n", st.Cards)
-		if ls := st.LastSync; ls != nil {
-			r := ls.Report
-			fmt.Fprintf(out, "last sync: %s ago by pid %d: %d written, %d unchanged, %d conflicts, %d not shared, %d left\n",
-				time.Since(ls.At).Round(time.Second), ls.PID, r.Written, r.Unchanged, r.Conflicts, r.NotShared, r.Remaining)
-		} else {
-			fmt.Fprintln(out, "last sync: never")
-		}
-		fmt.Fprintf(out, "conflicts: %d\n", len(st.Conflicts))
-		for _, c := range st.Conflicts {
-			fmt.Fprintf(out, "  %s: %s\n", c.Slug, c.Why)
-		}
-		for _, c := range st.Failed {
-			fmt.Fprintf(out, "  refused: %s: %s\n", c.Slug, c.Why)
-		}
-		if rr := st.LastReconcile; rr != nil {
-			fmt.Fprintf(out, "orphans: %d (as of the last `gbrain sync --full`, %s ago)\n", rr.OrphanCount, time.Since(rr.At).Round(time.Second))
-			for _, orph := range rr.Orphans {
-				fmt.Fprintf(out, "  %s: %s\n", orph.Slug, orph.Why)
-			}
-			if rr.UnsharedCount > 0 {
-				fmt.Fprintf(out, "cards of projects no longer shared: %d\n", rr.UnsharedCount)
-			}
-		} else {
-			fmt.Fprintln(out, "orphans: unknown (run `cgcat gbrain sync --full` to enumerate the cards in GBrain)")
-		}
+	fmt.Fprintln(out)
+	for _, e := range st.PendingErrors {
+		fmt.Fprintf(out, "  last error: %s\n", e)
 	}
+	if st.LeaseHeld {
+		fmt.Fprintf(out, "projector: pid %d holds the lease\n", st.LeasePID)
+	} else {
+		fmt.Fprintln(out, "projector: none running (a `cgcat serve` with GBrain on takes the lease, or run `cgcat gbrain sync`)")
+	}
+	fmt.Fprintf(out, "cards written: %d\n", st.Cards)
+	if ls := st.LastSync; ls != nil {
+		r := ls.Report
+		fmt.Fprintf(out, "last sync: %s ago by pid %d: %d written, %d unchanged, %d conflicts, %d not shared, %d left\n",
+			time.Since(ls.At).Round(time.Second), ls.PID, r.Written, r.Unchanged, r.Conflicts, r.NotShared, r.Remaining)
+	} else {
+		fmt.Fprintln(out, "last sync: never")
+	}
+	fmt.Fprintf(out, "conflicts: %d\n", len(st.Conflicts))
+	for _, c := range st.Conflicts {
+		fmt.Fprintf(out, "  %s: %s\n", c.Slug, c.Why)
+	}
+	for _, c := range st.Failed {
+		fmt.Fprintf(out, "  refused: %s: %s\n", c.Slug, c.Why)
+	}
+	rr := st.LastReconcile
+	if rr == nil {
+		fmt.Fprintln(out, "orphans: unknown (run `cgcat gbrain sync --full` to enumerate the cards in GBrain)")
+		return
+	}
+	fmt.Fprintf(out, "orphans: %d (as of the last `gbrain sync --full`, %s ago)\n", rr.OrphanCount, time.Since(rr.At).Round(time.Second))
+	for _, orph := range rr.Orphans {
+		fmt.Fprintf(out, "  %s: %s\n", orph.Slug, orph.Why)
+	}
+	if rr.UnsharedCount > 0 {
+		fmt.Fprintf(out, "cards of projects no longer shared: %d\n", rr.UnsharedCount)
+	}
+}
+
+// printIdentityStatus says who this machine is, where taking a lost
+// catalog back stands, and what is known of the brain's machines.
+func printIdentityStatus(out io.Writer, s *gbrainStatus) {
 	if id := s.Identity; id != nil {
 		fmt.Fprintln(out, "identity: "+identityLine(id))
 		if id.Replaced != "" {
@@ -269,16 +297,20 @@ func runGBrainStatus(ctx context.Context, g *globalOptions, o *gbrainStatusOptio
 	if len(s.Machines) > 0 {
 		fmt.Fprintf(out, "machines on this brain: %d (%d retired, %d stale)\n", len(s.Machines), retired, stale)
 	}
-	if m := s.Mirror; m != nil {
-		kind := "changes since the last refresh"
-		if m.Full {
-			kind = "a full listing"
-		}
-		fmt.Fprintf(out, "mirror: refreshed %s ago (%s: %d cards listed, %d read, %d calls; %d edited by people)\n", time.Since(m.At).Round(time.Second), kind, m.Listed, m.Read, m.Calls, m.Edited)
-	} else {
+}
+
+// printMirrorStatus says when the local mirror of GBrain's cards was last
+// refreshed and what that took.
+func printMirrorStatus(out io.Writer, m *projection.MirrorReport) {
+	if m == nil {
 		fmt.Fprintln(out, "mirror: never refreshed (a `cgcat serve` with GBrain on, or `cgcat gbrain sync`, refreshes it)")
+		return
 	}
-	return failed()
+	kind := "changes since the last refresh"
+	if m.Full {
+		kind = "a full listing"
+	}
+	fmt.Fprintf(out, "mirror: refreshed %s ago (%s: %d cards listed, %d read, %d calls; %d edited by people)\n", time.Since(m.At).Round(time.Second), kind, m.Listed, m.Read, m.Calls, m.Edited)
 }
 
 // identityLine says whether the identity outlives the data dir.
@@ -326,6 +358,20 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 	if !s.Enabled {
 		return []check{infof("GBrain is off (optional; everything works without it)")}
 	}
+	cs := gbrainConnectionChecks(cfg, s)
+	if s.StoreError != "" {
+		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))
+	}
+	if s.Store == nil {
+		return cs
+	}
+	cs = append(cs, projectionChecks(s)...)
+	return append(cs, fleetChecks(s)...)
+}
+
+// gbrainConnectionChecks: the connection, the pinned source, the brain
+// and where writes land.
+func gbrainConnectionChecks(cfg *config.Config, s *gbrainStatus) []check {
 	var cs []check
 	if s.Connected {
 		cs = append(cs, okf("GBrain connection: %s (%s)", s.Server, s.Connection))
@@ -353,13 +399,14 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 		cs = append(cs, warnf("cgcat writes no card through this connection until its token writes to "+s.ExpectedSource+"; see the message",
 			"GBrain write source: %s", s.WriteSourceError))
 	}
-	if s.StoreError != "" {
-		cs = append(cs, failf("", "GBrain projection state: %s", s.StoreError))
-	}
+	return cs
+}
+
+// projectionChecks: from the store, the outbox, cards not written yet,
+// conflicts, refused cards and orphans.
+func projectionChecks(s *gbrainStatus) []check {
 	st := s.Store
-	if st == nil {
-		return cs
-	}
+	var cs []check
 	if st.OutboxDepth > 0 && !st.OldestPending.IsZero() && time.Since(st.OldestPending) > 10*time.Minute {
 		cs = append(cs, warnf("run `cgcat gbrain sync` (or keep a `cgcat serve` with GBrain on running)", "GBrain outbox: %d cards waiting, the oldest for %s", st.OutboxDepth, time.Since(st.OldestPending).Round(time.Minute)))
 	} else {
@@ -386,7 +433,7 @@ func gbrainDoctorChecks(ctx context.Context, cfg *config.Config) []check {
 	if rr := st.LastReconcile; rr != nil && rr.OrphanCount > 0 {
 		cs = append(cs, warnf("delete them in GBrain if they are not wanted", "GBrain orphans: %d cards under %s/ name no project bound here", rr.OrphanCount, s.SlugPrefix))
 	}
-	return append(cs, fleetChecks(s)...)
+	return cs
 }
 
 // fleetChecks are doctor's checks of this machine among the others: its
