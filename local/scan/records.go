@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -61,7 +60,7 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	noSeen := s.noSeen
 	s.mu.Unlock()
 	if !noSeen {
-		tx.Put(prefixSeen+p.ID, nil)
+		store.ScanSeen.Add(tx, p.ID)
 	}
 	if !isNew && sameRecord(&before, p) {
 		return nil // nothing to write: seen, unchanged
@@ -162,8 +161,8 @@ func (s *Scanner) markMissing(p *local.Project, why, movedTo string) {
 // records that change: what it needs of the others is known (known.go).
 func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	seen := map[string]bool{}
-	if err := tx.Scan(prefixSeen, func(k string, _ []byte) bool {
-		seen[strings.TrimPrefix(k, prefixSeen)] = true
+	if err := store.ScanSeen.IDs(tx, func(id string) bool {
+		seen[id] = true
 		return true
 	}); err != nil {
 		return err
@@ -258,7 +257,7 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	if err := s.linkGone(tx, gone, present); err != nil {
 		return err
 	}
-	if err := clearPrefix(tx, prefixSeen); err != nil {
+	if err := store.ScanSeen.Clear(tx); err != nil {
 		return err
 	}
 	s.coverRoots(st)
