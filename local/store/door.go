@@ -10,7 +10,8 @@ import (
 
 // Typed doors. Each owner of a part of the key space (keys.go) reads and
 // writes its rows through a door: a Table of rows keyed by an id, or a Row
-// for a single value. The store builds every key; the owner names the Go
+// for a single value (and for package scan's walk, scanwalk.go: a Queue by
+// sequence number and a Set of ids). The store builds every key; the owner names the Go
 // type of its rows, whose encoding (JSON) goes with the door, so no package
 // outside the store ever sees a key string or a raw value.
 //
