@@ -2,7 +2,6 @@ package scan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -21,14 +20,14 @@ type slicePlan struct {
 	w       walkResult
 	newPass bool
 	roots   []string // the pass's roots after this slice
-	fresh   []item   // unread items first queued by this slice (key "": read meanwhile)
-	seq     uint64   // next queue sequence number after this slice's keys
-	// unsaved indexes fresh by key while slices are carried (join).
-	unsaved map[string]int
+	fresh   []item   // unread items first queued by this slice (not queued: read meanwhile)
+	seq     uint64   // next queue sequence number after this slice's items
+	// unsaved indexes fresh by seq while slices are carried (join).
+	unsaved map[uint64]int
 }
 
 // plan walks one slice from the in-memory stack and gives the unread new
-// items their queue keys, so the next slice can walk before this one is
+// items their queue places, so the next slice can walk before this one is
 // committed. A root added to the config since the pass began joins it.
 func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan, error) {
 	if s.stack == nil {
@@ -74,11 +73,11 @@ func (s *Scanner) plan(ctx context.Context, n int, until time.Time) (*slicePlan,
 	if traceScan {
 		fmt.Fprintf(os.Stderr, "walk %d dirs %v\n", pl.w.dirs, time.Since(t0))
 	}
-	// Unread items keep their keys; new ones get higher sequence numbers in
-	// stack order, so a reload rebuilds the same stack.
+	// Unread items keep their places; new ones get higher sequence numbers
+	// in stack order, so a reload rebuilds the same stack.
 	for i := range pl.w.pending {
-		if pl.w.pending[i].key == "" {
-			pl.w.pending[i].key = prefixQueue + string(store.U64(s.seq))
+		if !pl.w.pending[i].queued {
+			pl.w.pending[i].seq, pl.w.pending[i].queued = s.seq, true
 			pl.fresh = append(pl.fresh, pl.w.pending[i])
 			s.seq++
 		}
@@ -131,25 +130,13 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 		}
 		cur.PassRoots = pl.roots
 		cur.Scanner = os.Getpid()
-		for _, it := range w.consumed {
-			if it.key != "" {
-				tx.Delete(it.key)
-			}
-		}
-		for _, it := range pl.fresh {
-			if it.key == "" {
-				continue
-			}
-			v, _ := json.Marshal(it)
-			tx.Put(it.key, v)
-		}
-		if pl.seq > readSeq(tx) {
-			tx.Put(keyQueueSeq, store.U64(pl.seq))
+		if err := saveQueue(tx, w.consumed, pl); err != nil {
+			return err
 		}
 		for i := range w.found {
 			f := &w.found[i]
 			if k := s.lookup(pathid.Key(f.root)); k != nil && k.settled(f) {
-				tx.Put(prefixSeen+k.id, nil) // seen, and its record stays as it is
+				store.ScanSeen.Add(tx, k.id) // seen, and its record stays as it is
 				continue
 			}
 			if err := s.upsert(tx, *f); err != nil {
@@ -189,21 +176,26 @@ func (s *Scanner) commit(ctx context.Context, pl *slicePlan, round *Round) (Stat
 	return next, nil
 }
 
-func readSeq(tx *store.Tx) uint64 {
-	v, ok, _ := tx.Get(keyQueueSeq)
-	if !ok {
-		return 0
+// saveQueue writes a slice's walk to the store's queue: the consumed
+// items' entries go, the unread new ones are queued, and the next
+// sequence number is moved past them.
+func saveQueue(tx *store.Tx, consumed []item, pl *slicePlan) error {
+	for _, it := range consumed {
+		if it.queued {
+			store.ScanQueue.Delete(tx, it.seq)
+		}
 	}
-	return store.ReadU64(v)
-}
-
-func clearPrefix(tx *store.Tx, prefix string) error {
-	var keys []string
-	if err := tx.Scan(prefix, func(k string, _ []byte) bool { keys = append(keys, k); return true }); err != nil {
-		return err
+	for _, it := range pl.fresh {
+		if !it.queued {
+			continue
+		}
+		if err := store.ScanQueue.Put(tx, it.seq, store.ScanItem{Path: it.Path, Depth: it.Depth}); err != nil {
+			return err
+		}
 	}
-	for _, k := range keys {
-		tx.Delete(k)
+	// A failure to read it reads as 0: the next number is written again.
+	if next, _ := store.ScanQueue.Next(tx); pl.seq > next {
+		store.ScanQueue.SetNext(tx, pl.seq)
 	}
 	return nil
 }
@@ -211,10 +203,10 @@ func clearPrefix(tx *store.Tx, prefix string) error {
 // beginPass clears the last pass's queue and seen set and starts the pass
 // state of a new one.
 func (s *Scanner) beginPass(tx *store.Tx, cur *State) error {
-	if err := clearPrefix(tx, prefixQueue); err != nil {
+	if err := store.ScanQueue.Clear(tx); err != nil {
 		return err
 	}
-	if err := clearPrefix(tx, prefixSeen); err != nil {
+	if err := store.ScanSeen.Clear(tx); err != nil {
 		return err
 	}
 	if cur.ConfigKey != s.opt.key() {

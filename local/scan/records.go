@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cgcat/cgcat/local"
@@ -61,7 +60,7 @@ func (s *Scanner) upsert(tx *store.Tx, f found) error {
 	noSeen := s.noSeen
 	s.mu.Unlock()
 	if !noSeen {
-		tx.Put(prefixSeen+p.ID, nil)
+		store.ScanSeen.Add(tx, p.ID)
 	}
 	if !isNew && sameRecord(&before, p) {
 		return nil // nothing to write: seen, unchanged
@@ -160,15 +159,41 @@ func (s *Scanner) markMissing(p *local.Project, why, movedTo string) {
 // so an edit made after the walk passed them is not kept stale; the gaps
 // become each root's coverage; the seen set is cleared. It reads only the
 // records that change: what it needs of the others is known (known.go).
+//
+// A record that one of these steps means to write but cannot find any more
+// stops the pass's end where it is, with nothing more of it done (the seen
+// set kept, the pass still running): the next commit with nothing queued
+// ends the pass again.
 func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 	seen := map[string]bool{}
-	if err := tx.Scan(prefixSeen, func(k string, _ []byte) bool {
-		seen[strings.TrimPrefix(k, prefixSeen)] = true
+	if err := store.ScanSeen.IDs(tx, func(id string) bool {
+		seen[id] = true
 		return true
 	}); err != nil {
 		return err
 	}
-	var recheck, restamp, present []*known
+	recheck, restamp, present := s.sortForPassEnd(tx, seen)
+	if stop, err := s.restampSeen(tx, restamp); stop || err != nil {
+		return err
+	}
+	gone, stop, err := s.recheckUnseen(tx, recheck)
+	if stop || err != nil {
+		return err
+	}
+	if err := s.linkGone(tx, gone, present); err != nil {
+		return err
+	}
+	if err := store.ScanSeen.Clear(tx); err != nil {
+		return err
+	}
+	s.closePass(st)
+	return nil
+}
+
+// sortForPassEnd sorts the records under the roots for the pass's end:
+// those the pass did not see (recheck), those it saw (present), and of
+// these the ones whose metadata stamp is to be taken again (restamp).
+func (s *Scanner) sortForPassEnd(tx *store.Tx, seen map[string]bool) (recheck, restamp, present []*known) {
 	s.mu.Lock()
 	stampedAt := s.stampedAt
 	s.stampedAt = map[string]time.Time{}
@@ -187,58 +212,55 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 			restamp = append(restamp, k)
 		}
 	}
+	return recheck, restamp, present
+}
+
+// restampSeen takes the metadata stamps of records the pass saw again and
+// reads the metadata of those whose stamp changed. stop: a record to read
+// is gone (see finishPass).
+func (s *Scanner) restampSeen(tx *store.Tx, restamp []*known) (stop bool, err error) {
 	for _, sl := range restamp {
 		s.lease.Progress()
 		// 0: no stamp to trust (a file changed within the clock tick):
 		// read again, and keep no stamp, so the next pass reads too.
-		if stamp := s.stampNow(sl.root); stamp == 0 || stamp != sl.stamp {
-			p, err := tx.Project(sl.id)
-			if err != nil || p == nil {
-				return err
-			}
-			m := meta.Read(p.Root, s.opt.Meta)
-			h := MetaHash(m)
-			if h == p.MetaHash && slices.Equal(m.Problems, p.Meta.Problems) && stamp == p.MetaStamp {
-				continue // read again for nothing (a racy stamp): no write
-			}
-			if h != p.MetaHash {
-				p.RecordRevision++
-				p.MetaHash = h
-			}
-			p.Meta, p.MetaStamp = m, stamp
-			if err := tx.PutProject(p); err != nil {
-				return err
-			}
-		}
-	}
-	var gone []*local.Project
-	for _, sl := range recheck {
-		s.lease.Progress()
-		v := marker.Probe(sl.root)
-		avail, state, why := v.Availability, v.IndexState, v.Why
-		if r := s.rootOf(sl.root); r != "" && avail == local.Missing {
-			if w, off := marker.Offline(r); off {
-				// The whole root is gone or empty: an offline volume is
-				// not a deleted project.
-				avail, state, why = local.Inaccessible, local.MarkerUnknown, w
-			}
-		}
-		if v.Project {
-			// Present but unseen: it lies in a part the walk did not reach
-			// (depth, exclusion, a gap). Its record stays as it is.
-			if sl.avail == local.Present {
-				continue
-			}
-			why = ""
-		} else if avail == local.Present {
-			avail = local.Missing // the root is there, the index is not
-		}
-		if sl.avail == avail && sl.state == state && sl.why == why {
+		stamp := s.stampNow(sl.root)
+		if stamp != 0 && stamp == sl.stamp {
 			continue
 		}
 		p, err := tx.Project(sl.id)
 		if err != nil || p == nil {
-			return err
+			return true, err
+		}
+		m := meta.Read(p.Root, s.opt.Meta)
+		h := MetaHash(m)
+		if h == p.MetaHash && slices.Equal(m.Problems, p.Meta.Problems) && stamp == p.MetaStamp {
+			continue // read again for nothing (a racy stamp): no write
+		}
+		if h != p.MetaHash {
+			p.RecordRevision++
+			p.MetaHash = h
+		}
+		p.Meta, p.MetaStamp = m, stamp
+		if err := tx.PutProject(p); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// recheckUnseen probes the records under the roots that the pass did not
+// see and writes those whose availability changed; gone are those that
+// just went missing. stop: a record to write is gone (see finishPass).
+func (s *Scanner) recheckUnseen(tx *store.Tx, recheck []*known) (gone []*local.Project, stop bool, err error) {
+	for _, sl := range recheck {
+		s.lease.Progress()
+		avail, state, why, changed := s.probeUnseen(sl)
+		if !changed {
+			continue
+		}
+		p, err := tx.Project(sl.id)
+		if err != nil || p == nil {
+			return nil, true, err
 		}
 		if avail == local.Missing {
 			s.markMissing(p, why, "")
@@ -252,22 +274,47 @@ func (s *Scanner) finishPass(tx *store.Tx, st *State) error {
 			}
 		}
 		if err := tx.PutProject(p); err != nil {
-			return err
+			return nil, true, err
 		}
 	}
-	if err := s.linkGone(tx, gone, present); err != nil {
-		return err
+	return gone, false, nil
+}
+
+// probeUnseen looks at an unseen record's root directly and says what its
+// record should say; changed is false when that is what it says already.
+func (s *Scanner) probeUnseen(sl *known) (avail local.Availability, state local.IndexState, why string, changed bool) {
+	v := marker.Probe(sl.root)
+	avail, state, why = v.Availability, v.IndexState, v.Why
+	if r := s.rootOf(sl.root); r != "" && avail == local.Missing {
+		if w, off := marker.Offline(r); off {
+			// The whole root is gone or empty: an offline volume is
+			// not a deleted project.
+			avail, state, why = local.Inaccessible, local.MarkerUnknown, w
+		}
 	}
-	if err := clearPrefix(tx, prefixSeen); err != nil {
-		return err
+	if v.Project {
+		// Present but unseen: it lies in a part the walk did not reach
+		// (depth, exclusion, a gap). Its record stays as it is.
+		if sl.avail == local.Present {
+			return avail, state, why, false
+		}
+		why = ""
+	} else if avail == local.Present {
+		avail = local.Missing // the root is there, the index is not
 	}
+	return avail, state, why, sl.avail != avail || sl.state != state || sl.why != why
+}
+
+// closePass turns the finished pass's state into what the last pass
+// found: each root's coverage, the refused index files, and no pass
+// running.
+func (s *Scanner) closePass(st *State) {
 	s.coverRoots(st)
 	st.Rejected, st.RejectedCount = st.PassRejected, st.PassRejectedCount
 	st.PassRejected, st.PassRejectedCount = nil, 0
 	st.PassRunning = false
 	st.LastCompleted = s.now()
 	st.Queued = 0
-	return nil
 }
 
 // restampAfter: at the end of a pass, a project's metadata stamp taken by

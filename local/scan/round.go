@@ -160,28 +160,29 @@ func (s *Scanner) withCarried(pl *slicePlan) *slicePlan {
 // join adds the next slice's walk to p, the slices walked before it.
 func (p *slicePlan) join(next *slicePlan) {
 	if p.unsaved == nil {
-		p.unsaved = make(map[string]int, len(p.fresh))
+		p.unsaved = make(map[uint64]int, len(p.fresh))
 		for i, it := range p.fresh {
-			p.unsaved[it.key] = i
+			p.unsaved[it.seq] = i
 		}
 		// Only what has a queue entry to delete is kept (w.dirs counts).
-		p.w.consumed = slices.DeleteFunc(p.w.consumed, func(it item) bool { return it.key == "" })
+		p.w.consumed = slices.DeleteFunc(p.w.consumed, func(it item) bool { return !it.queued })
 	}
 	for _, it := range next.w.consumed {
-		if i, ok := p.unsaved[it.key]; ok {
-			// Queued by an earlier slice and read before it was ever
-			// written: neither written nor deleted.
-			delete(p.unsaved, it.key)
-			p.fresh[i].key = ""
+		if !it.queued {
 			continue
 		}
-		if it.key != "" {
-			p.w.consumed = append(p.w.consumed, it) // its queue entry goes
+		if i, ok := p.unsaved[it.seq]; ok {
+			// Queued by an earlier slice and read before it was ever
+			// written: neither written nor deleted.
+			delete(p.unsaved, it.seq)
+			p.fresh[i].queued = false
+			continue
 		}
+		p.w.consumed = append(p.w.consumed, it) // its queue entry goes
 	}
 	p.w.dirs += next.w.dirs
 	for _, it := range next.fresh {
-		p.unsaved[it.key] = len(p.fresh)
+		p.unsaved[it.seq] = len(p.fresh)
 		p.fresh = append(p.fresh, it)
 	}
 	p.newPass = p.newPass || next.newPass

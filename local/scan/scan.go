@@ -19,7 +19,8 @@
 // package meta. A record the walk no longer finds is re-checked directly
 // and marked missing (with a pointer when its index moved to another
 // folder), never deleted: only `cgcat forget` deletes. The scanner's own
-// keys (its persisted walk stack) live under store.PrefixScan.
+// rows, its persisted walk stack and the records seen in the running pass,
+// go through their store doors (store.ScanQueue, store.ScanSeen).
 //
 // Between passes, a patch (patch.go) reads again what file events named,
 // with the same walk and the same direct re-checks, committed beside the
@@ -35,7 +36,6 @@ package scan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,13 +53,7 @@ import (
 	"github.com/cgcat/cgcat/local/store"
 )
 
-// Keys of the scanner's own part of the store (store.PrefixScan).
-const (
-	keyQueueSeq = store.PrefixScan + "qseq"
-	prefixQueue = store.PrefixScan + "q/"    // scan/q/<seq BE> → item
-	prefixSeen  = store.PrefixScan + "seen/" // scan/seen/<id> → "" for records seen in this pass
-	fenceName   = "scan"
-)
+const fenceName = "scan"
 
 var traceScan = os.Getenv("CGCAT_SCAN_TRACE") == "1"
 
@@ -84,9 +78,12 @@ func ReadState(r interface {
 
 // item is one directory waiting to be read.
 type item struct {
-	Path  string `json:"p"`
-	Depth int    `json:"d"`
-	key   string // its queue key ("" while only in memory)
+	Path  string
+	Depth int
+	// seq is its place in the store's queue (store.ScanQueue) when queued
+	// is set; an item only in memory is not queued.
+	seq    uint64
+	queued bool
 	// shallow: read the directory itself, not what lies below it (a patch
 	// for a directory whose own entries changed; never queued).
 	shallow bool
@@ -306,21 +303,19 @@ func (s *Scanner) loadFrom(r *store.Reader) error {
 	s.state, s.known, s.stampedAt = st, ks, map[string]time.Time{}
 	s.mu.Unlock()
 	stack := []item{}
-	seq := uint64(0)
-	if v, ok, _ := r.Get(keyQueueSeq); ok && len(v) == 8 {
-		seq = store.ReadU64(v)
+	seq, err := store.ScanQueue.Next(r)
+	if err != nil {
+		return err
 	}
 	cardIDs, err := cardIDsOfErr(r, s.st.MachineID())
 	if err != nil {
 		return err
 	}
-	if err := r.Scan(prefixQueue, func(k string, v []byte) bool {
-		var it item
-		if json.Unmarshal(v, &it) != nil {
-			it = item{} // a damaged entry: consumed and dropped
+	if err := store.ScanQueue.Each(r, func(n uint64, q store.ScanItem, err error) bool {
+		if err != nil {
+			q = store.ScanItem{} // a damaged entry: consumed and dropped
 		}
-		it.key = k
-		stack = append(stack, it)
+		stack = append(stack, item{Path: q.Path, Depth: q.Depth, seq: n, queued: true})
 		return true
 	}); err != nil {
 		return err

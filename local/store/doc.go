@@ -10,12 +10,12 @@
 // word from GBrain. keys.go lists every key prefix and the one package that
 // may use it, and each owner reads and writes its rows through a typed door
 // (door.go: a Table of rows by id, or a single Row, whose JSON encoding goes
-// with it; Outbox, ProjectionStates, ProjectionMeta), so no package outside
-// the store builds a key. Only package scan still uses raw keys (its walk
-// queue and seen set under PrefixScan). When a record is created, its revision grows or it is
-// deleted, the store queues its outbox row in the same batch
-// (Tx.PutProject, Tx.DeleteProject), so a card can never be lost between
-// the two.
+// with it; Outbox, ProjectionStates, ProjectionMeta, and for package scan
+// its walk queue and seen set, ScanQueue and ScanSeen), so no package
+// outside the store builds a key or reads a raw value. When a record is
+// created, its revision grows or it is deleted, the store queues its
+// outbox row in the same batch (Tx.PutProject, Tx.DeleteProject), so a
+// card can never be lost between the two.
 //
 // Several processes share one data dir while LevelDB admits one opener at a
 // time, so no process keeps the database open: a writer opens it, commits

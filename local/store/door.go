@@ -10,7 +10,8 @@ import (
 
 // Typed doors. Each owner of a part of the key space (keys.go) reads and
 // writes its rows through a door: a Table of rows keyed by an id, or a Row
-// for a single value. The store builds every key; the owner names the Go
+// for a single value (and for package scan's walk, scanwalk.go: a Queue by
+// sequence number and a Set of ids). The store builds every key; the owner names the Go
 // type of its rows, whose encoding (JSON) goes with the door, so no package
 // outside the store ever sees a key string or a raw value.
 //
@@ -24,7 +25,16 @@ var ErrUnreadable = errors.New("unreadable row")
 // Source is a Reader or a Tx.
 type Source interface {
 	get(key string) ([]byte, error)
-	Scan(prefix string, fn func(key string, value []byte) bool) error
+	scan(prefix string, fn func(key string, value []byte) bool) error
+}
+
+// lookup reads key (ok false when it is not there).
+func lookup(src Source, key string) (v []byte, ok bool, err error) {
+	v, err = src.get(key)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
 }
 
 // Table is an owner's rows of type T, keyed by an id within its space.
@@ -48,7 +58,7 @@ func (t Table[T]) Delete(tx *Tx, id string) { tx.del(t.prefix + id) }
 // that cannot be decoded comes with its error (and T's zero value); fn
 // decides whether to go on.
 func (t Table[T]) Each(src Source, fn func(id string, v T, err error) bool) error {
-	return src.Scan(t.prefix, func(k string, b []byte) bool {
+	return src.scan(t.prefix, func(k string, b []byte) bool {
 		var v T
 		err := json.Unmarshal(b, &v)
 		if err != nil {
@@ -61,13 +71,13 @@ func (t Table[T]) Each(src Source, fn func(id string, v T, err error) bool) erro
 // IDs calls fn for every row's id in order until fn returns false, without
 // decoding the rows.
 func (t Table[T]) IDs(src Source, fn func(id string) bool) error {
-	return src.Scan(t.prefix, func(k string, _ []byte) bool { return fn(k[len(t.prefix):]) })
+	return src.scan(t.prefix, func(k string, _ []byte) bool { return fn(k[len(t.prefix):]) })
 }
 
 // Len counts the rows.
 func (t Table[T]) Len(src Source) int {
 	n := 0
-	_ = src.Scan(t.prefix, func(string, []byte) bool { n++; return true })
+	_ = src.scan(t.prefix, func(string, []byte) bool { n++; return true })
 	return n
 }
 

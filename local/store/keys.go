@@ -24,10 +24,14 @@ const (
 	// that needs it (PutProject, DeleteProject); package outbox consumes
 	// through the Outbox door (outbox.go).
 	prefixOutbox = "outbox/"
-	// PrefixScan is package scan's own state: its persisted walk stack
-	// (scan/q/<seq>, scan/qseq) and the records seen in the running pass
-	// (scan/seen/<id>). keyScanState, under the same prefix, is the store's.
-	PrefixScan = "scan/"
+	// Package scan's own state, through its doors (scanwalk.go): the
+	// persisted walk queue (ScanQueue: scan/q/<seq BE> → ScanItem, and
+	// scan/qseq, the next seq) and the records seen in the running pass
+	// (ScanSeen: scan/seen/<id> → ""). keyScanState, under the same
+	// prefix, is the store's.
+	prefixScanQueue = "scan/q/"
+	keyScanQueueSeq = "scan/qseq"
+	prefixScanSeen  = "scan/seen/"
 	// prefixProjection is package projection's: per-card state
 	// (proj/<projectId>, ProjectionStates) and its bookkeeping
 	// (projmeta/<name>, ProjectionMeta).

@@ -131,24 +131,13 @@ func idsWithDB(s Source, dbID string) ([]string, error) {
 	}
 	var ids []string
 	p := prefixDBID + dbID + "/"
-	err := s.Scan(p, func(k string, _ []byte) bool { ids = append(ids, k[len(p):]); return true })
+	err := s.scan(p, func(k string, _ []byte) bool { ids = append(ids, k[len(p):]); return true })
 	return ids, err
 }
 
-// Get reads a raw key. Raw access is left to package scan alone (its walk
-// queue and seen set under PrefixScan); every other owner reads through a
-// typed door (door.go).
-func (r *Reader) Get(key string) ([]byte, bool, error) {
-	v, err := r.get(key)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, false, nil
-	}
-	return v, err == nil, err
-}
-
-// Scan calls fn for raw keys with prefix in key order until fn returns
-// false. Only package scan calls it from outside (see Get).
-func (r *Reader) Scan(prefix string, fn func(key string, value []byte) bool) error {
+// scan calls fn for the keys with prefix in key order until fn returns
+// false.
+func (r *Reader) scan(prefix string, fn func(key string, value []byte) bool) error {
 	it := r.snap.NewIterator(util.BytesPrefix([]byte(prefix)), nil)
 	defer it.Release()
 	for it.Next() {

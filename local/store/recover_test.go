@@ -80,7 +80,7 @@ func readAll(t *testing.T, dir string) map[string]string {
 	}
 	// Every binding has its record.
 	_ = s.View(context.Background(), func(r *Reader) error {
-		return r.Scan(prefixRoot, func(k string, v []byte) bool {
+		return r.scan(prefixRoot, func(k string, v []byte) bool {
 			if _, ok := got[string(v)]; !ok {
 				t.Errorf("binding %s → %s has no record", k, v)
 			}

@@ -178,11 +178,11 @@ func leftoverEmpty(dir string) (bool, error) {
 func (s *Store) legacyIdentity(ctx context.Context) (Identity, bool) {
 	var id Identity
 	err := s.view(ctx, time.Second, func(r *Reader) error {
-		m, _, err := r.Get(keyLegacyID)
+		m, _, err := lookup(r, keyLegacyID)
 		if err != nil {
 			return err
 		}
-		sec, _, err := r.Get(keyLegacyKS)
+		sec, _, err := lookup(r, keyLegacyKS)
 		id = Identity{MachineID: string(m), Secret: sec}
 		return err
 	})

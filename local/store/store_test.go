@@ -48,7 +48,7 @@ func TestRevisionAndChangeLog(t *testing.T) {
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(p) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(ctx, func(tx *Tx) error { tx.Put("scan/x", []byte("y")); return nil }); err != nil {
+	if err := s.Update(ctx, func(tx *Tx) error { tx.put("scan/x", []byte("y")); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Update(ctx, func(tx *Tx) error { return tx.PutProject(q) }); err != nil {
@@ -119,7 +119,7 @@ func TestFencing(t *testing.T) {
 		if err := tx.CheckFence("scan", old); err != nil {
 			return err
 		}
-		tx.Put("scan/x", []byte("stale"))
+		tx.put("scan/x", []byte("stale"))
 		return nil
 	})
 	if !errors.Is(err, ErrFenced) {
@@ -144,7 +144,7 @@ func TestWaitsWhileAnotherOpenerHoldsIt(t *testing.T) {
 		released.Store(true)
 		db.Close()
 	}()
-	if err := s.Update(context.Background(), func(tx *Tx) error { tx.Put("k", []byte("v")); return nil }); err != nil {
+	if err := s.Update(context.Background(), func(tx *Tx) error { tx.put("k", []byte("v")); return nil }); err != nil {
 		t.Fatalf("update while locked should wait and succeed: %v", err)
 	}
 	if !released.Load() {
@@ -167,7 +167,7 @@ func TestWaitsWhileAnotherOpenerHoldsIt(t *testing.T) {
 
 func TestNewerFormatRefused(t *testing.T) {
 	s := open(t)
-	_ = s.Update(context.Background(), func(tx *Tx) error { tx.Put(keyFormat, []byte("99")); return nil })
+	_ = s.Update(context.Background(), func(tx *Tx) error { tx.put(keyFormat, []byte("99")); return nil })
 	_, err := Open(context.Background(), s.DataDir())
 	if !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), "format 99") {
 		t.Fatalf("want newer-format refusal, got %v", err)

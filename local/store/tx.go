@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -24,7 +23,7 @@ type Tx struct {
 	Reader
 	batch  *leveldb.Batch
 	staged map[string][]byte // nil value = deleted
-	// order holds the staged keys in key order, so Scan finds those under
+	// order holds the staged keys in key order, so scan finds those under
 	// a prefix without looking at every staged key: a scan slice stages
 	// thousands of keys and asks for a prefix for each new record
 	// (ProjectsWithDB), which was quadratic (0.4 s of a first pass over
@@ -73,28 +72,11 @@ func (tx *Tx) stage(key string, v []byte) {
 	tx.staged[key] = v
 }
 
-// Put writes a raw key of the caller's own prefix (see keys.go). Raw writes
-// are left to package scan alone (its walk queue and seen set under
-// PrefixScan); every other owner writes through a typed door (door.go).
-func (tx *Tx) Put(key string, v []byte) { tx.put(key, v) }
-
-// Delete removes a raw key of the caller's own prefix.
-func (tx *Tx) Delete(key string) { tx.del(key) }
-
-// Get reads a raw key, seeing this Tx's own writes.
-func (tx *Tx) Get(key string) ([]byte, bool, error) {
-	v, err := tx.get(key)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, false, nil
-	}
-	return v, err == nil, err
-}
-
-// Scan calls fn for raw keys with prefix in key order, seeing this Tx's own
-// writes, until fn returns false.
-func (tx *Tx) Scan(prefix string, fn func(key string, value []byte) bool) error {
+// scan calls fn for the keys with prefix in key order, seeing this Tx's
+// own writes, until fn returns false.
+func (tx *Tx) scan(prefix string, fn func(key string, value []byte) bool) error {
 	merged := map[string][]byte{}
-	if err := tx.Reader.Scan(prefix, func(k string, v []byte) bool {
+	if err := tx.Reader.scan(prefix, func(k string, v []byte) bool {
 		merged[k] = slices.Clone(v)
 		return true
 	}); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestTxScanSeesStagedWrites holds Tx.Scan to a simple model: random puts
+// TestTxScanSeesStagedWrites holds Tx.scan to a simple model: random puts
 // and deletes, some committed before the Tx and some staged in it, and
 // after each step every prefix scan gives exactly the model's keys under
 // that prefix, in order, with their values. Seed printed on failure.
@@ -26,12 +26,12 @@ func TestTxScanSeesStagedWrites(t *testing.T) {
 	step := func(tx *Tx) {
 		k := key()
 		if rng.IntN(3) == 0 {
-			tx.Delete(k)
+			tx.del(k)
 			delete(model, k)
 			return
 		}
 		v := fmt.Sprint(rng.Uint32())
-		tx.Put(k, []byte(v))
+		tx.put(k, []byte(v))
 		model[k] = v
 	}
 	for round := range 4 {
@@ -40,7 +40,7 @@ func TestTxScanSeesStagedWrites(t *testing.T) {
 				step(tx)
 				for _, prefix := range []string{"zt/", "zt/a/", "zt/b/b", "zt/c/a1", "zu/"} {
 					var got []string
-					if err := tx.Scan(prefix, func(k string, v []byte) bool {
+					if err := tx.scan(prefix, func(k string, v []byte) bool {
 						got = append(got, k+"="+string(v))
 						return true
 					}); err != nil {
@@ -80,9 +80,9 @@ func BenchmarkTxScanManyStaged(b *testing.B) {
 		_ = s.Update(context.Background(), func(tx *Tx) error {
 			for i := range 2000 {
 				for j := range 5 {
-					tx.Put(fmt.Sprintf("zb/%d/%05d", j, i), []byte("v"))
+					tx.put(fmt.Sprintf("zb/%d/%05d", j, i), []byte("v"))
 				}
-				_ = tx.Scan(fmt.Sprintf("zb/9/%05d/", i), func(string, []byte) bool { return true })
+				_ = tx.scan(fmt.Sprintf("zb/9/%05d/", i), func(string, []byte) bool { return true })
 			}
 			return nil
 		})

@@ -10,7 +10,7 @@ import (
 // lies below it, through the root index (the cost is the records there, not
 // the catalog): a directory that went away names the records to re-check.
 func (r *Reader) ProjectsUnder(dir string, fn func(id string) bool) error {
-	return r.Scan(prefixRoot+pathid.Key(dir), func(k string, v []byte) bool {
+	return r.scan(prefixRoot+pathid.Key(dir), func(k string, v []byte) bool {
 		if !pathid.Within(dir, strings.TrimPrefix(k, prefixRoot)) {
 			return true // a sibling sharing the prefix ("/code/lib" and "/code/library")
 		}

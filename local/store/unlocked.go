@@ -29,7 +29,7 @@ func Handle(dataDir string) *Store {
 func (s *Store) ReadCatalog(ctx context.Context) (*view.Snapshot, error) {
 	var vs *view.Snapshot
 	read := func(r *Reader) error {
-		seq, _, err := r.Get(keyViewSeq)
+		seq, _, err := lookup(r, keyViewSeq)
 		if err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func (s *Store) update(ctx context.Context, wait time.Duration, fn func(tx *Tx) 
 		tx.rev++
 		tx.put(keyRevision, U64(tx.rev))
 	}
-	seq, _, _ := tx.Get(keyViewSeq)
+	seq, _, _ := lookup(tx, keyViewSeq)
 	nextSeq := ReadU64(seq)
 	visible := len(tx.changed) > 0 || len(tx.deleted) > 0 || tx.state || tx.gbrain || len(tx.cards) > 0
 	if visible {
@@ -172,7 +172,7 @@ func (s *Store) snapshotOf(r *Reader, storeID string, seq uint64) (*view.Snapsho
 	if err := r.Cards(func(c *local.Card) error { vs.Cards = append(vs.Cards, c); return nil }); err != nil {
 		return nil, s.wrap(err)
 	}
-	if err := r.Scan(prefixGone, func(k string, _ []byte) bool {
+	if err := r.scan(prefixGone, func(k string, _ []byte) bool {
 		vs.Forgotten = append(vs.Forgotten, strings.TrimPrefix(k, prefixGone))
 		return true
 	}); err != nil {
