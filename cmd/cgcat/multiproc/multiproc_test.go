@@ -153,15 +153,33 @@ func TestKilledScannersTakeOver(t *testing.T) {
 
 // A scan lease holder frozen with SIGSTOP loses its lease to a newcomer;
 // when it wakes it cannot commit (fencing) and exits with a clear error.
+//
+// The case needs a holder frozen with work left. A first scan is fast, and
+// catching it outside a store batch can take many stop/continue rounds, so
+// it may end its pass before it is caught: the newcomer then starts a pass
+// of its own instead of resuming the holder's, and the woken holder rightly
+// has nothing left to write. That try proves nothing and is made again on
+// a tree four times the size; the verdict comes only from a try where the
+// holder was frozen mid-pass.
 func TestFrozenHolderIsFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	for depth := 4; depth <= 7; depth++ {
+		if frozenHolderIsFenced(t, depth) {
+			return
+		}
+		t.Logf("the holder ended its pass before it was frozen (tree depth %d); again on a bigger tree", depth)
+	}
+	t.Fatal("the holder ended its pass before it was frozen on every tree up to depth 7 (fanout 8)")
+}
+
+// frozenHolderIsFenced runs the case once on a tree of the given depth. It
+// reports false when the holder could not be frozen mid-pass.
+func frozenHolderIsFenced(t *testing.T, depth int) bool {
 	base := t.TempDir()
 	root := filepath.Join(base, "code")
-	// Big enough that the holder is far from done when caught outside a
-	// batch (catching it can take many stop/continue rounds).
-	projects := genTree(t, root, 8, 4, 29)
+	projects := genTree(t, root, 8, depth, 29)
 	data := filepath.Join(base, "data")
 	cfg := writeConfig(t, base, cfgOpts{data: data, root: root, slice: 50})
 	env := []string{"CGCAT_PROGRESS=lines", "CGCAT_LEASE_STALE_AFTER=1s"}
@@ -178,9 +196,6 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 			break // a slice is committed; the store is closed again
 		}
 	}
-	// Freeze it while it does not hold the store open (a process frozen
-	// inside a batch would keep LevelDB's own lock; no lease can break that).
-	stopOutsideStore(t, first.Process.Pid, filepath.Join(data, "catalog.db"))
 	var rest strings.Builder
 	restDone := make(chan struct{})
 	go func() {
@@ -189,6 +204,13 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 		}
 		close(restDone)
 	}()
+	// Freeze it while it does not hold the store open (a process frozen
+	// inside a batch would keep LevelDB's own lock; no lease can break that).
+	if !stopOutsideStoreOrEnd(t, first.Process.Pid, filepath.Join(data, "catalog.db")) {
+		_ = first.Wait()
+		<-restDone
+		return false
+	}
 
 	out, err := runCgcat(t, env, "scan", "--config", cfg)
 	if err != nil {
@@ -199,6 +221,14 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 	}
 	werr := first.Wait()
 	<-restDone
+	// The newcomer resumed the holder's pass (pass 1) only if the holder
+	// was frozen before that pass ended.
+	if !strings.Contains(out, "progress pass=1 ") {
+		if werr != nil {
+			t.Fatalf("a holder that ended its pass before it was frozen must exit cleanly: %v\n%s", werr, rest.String())
+		}
+		return false
+	}
 	if werr == nil {
 		t.Fatalf("the woken former holder must not finish as if it still held the lease:\n%s", rest.String())
 	}
@@ -210,6 +240,7 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 	if !slices.Equal(got, projects) {
 		t.Fatalf("catalog has %d projects, tree %d", len(got), len(projects))
 	}
+	return true
 }
 
 // Two frontends with different sharing views on one data dir never see
@@ -314,17 +345,27 @@ func TestCommitPropagates(t *testing.T) {
 // store open, retrying (SIGCONT, wait, SIGSTOP) otherwise.
 func stopOutsideStore(t *testing.T, pid int, dbDir string) {
 	t.Helper()
+	if !stopOutsideStoreOrEnd(t, pid, dbDir) {
+		t.Fatal("the scanner ended before it was caught outside a store batch")
+	}
+}
+
+// stopOutsideStoreOrEnd stops pid at a moment it holds no file of the
+// store open, and reports false if the process ended first.
+func stopOutsideStoreOrEnd(t *testing.T, pid int, dbDir string) bool {
+	t.Helper()
 	for range 1000 {
 		if !fixture.Stop(t, pid) {
-			t.Fatal("the scanner ended before it was caught outside a store batch")
+			return false
 		}
 		if !holdsFileUnder(pid, dbDir) {
-			return
+			return true
 		}
 		_ = syscall.Kill(pid, syscall.SIGCONT)
 		time.Sleep(time.Duration(1+rand.IntN(5)) * time.Millisecond)
 	}
-	t.Fatal("could not catch the scanner outside a store batch")
+	t.Fatal("could not catch the scanner outside a store batch in 1,000 tries")
+	return false
 }
 
 func holdsFileUnder(pid int, dir string) bool {
