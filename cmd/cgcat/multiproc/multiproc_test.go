@@ -159,7 +159,7 @@ func TestKilledScannersTakeOver(t *testing.T) {
 // it may end its pass before it is caught: the newcomer then starts a pass
 // of its own instead of resuming the holder's, and the woken holder rightly
 // has nothing left to write. That try proves nothing and is made again on
-// a tree four times the size; the verdict comes only from a try where the
+// a tree eight times the size; the verdict comes only from a try where the
 // holder was frozen mid-pass.
 func TestFrozenHolderIsFenced(t *testing.T) {
 	if testing.Short() {
