@@ -1058,9 +1058,16 @@ func (r *run) checkRetracted() {
 		slices.Sort(out)
 		return out
 	}
-	t0 := time.Now()
+	// The bound counts from when GBrain answers again: calls the fake
+	// received during its last hang sleep out the hang's delay after it
+	// ended (uncancellable, as a slow real server's would), and a stdio
+	// server busy with them answers nothing else meanwhile.
+	from := time.Now()
+	if free := r.gb.hungEnd.Add(hungStart); free.After(from) {
+		from = free
+	}
 	left := live()
-	for len(left) > 0 && time.Since(t0) < retractBound {
+	for len(left) > 0 && time.Since(from) < retractBound {
 		time.Sleep(250 * time.Millisecond)
 		left = live()
 	}
@@ -1073,7 +1080,7 @@ func (r *run) checkRetracted() {
 		if len(errTail) > 3000 {
 			errTail = errTail[len(errTail)-3000:]
 		}
-		r.fail("R40", "hidden or forgotten record's card not retracted", "%s after a settle with GBrain up, %d cards of hidden or forgotten records are still live in GBrain: %v%s\n`cgcat gbrain status --json`:\n%.3000s\n`cgcat gbrain sync --full --dry-run --json`:\n%.4000s\nmain serve %s stderr tail:\n%s",
+		r.fail("R40", "hidden or forgotten record's card not retracted", "%s after a settle with GBrain up (and answering again after its last hang), %d cards of hidden or forgotten records are still live in GBrain: %v%s\n`cgcat gbrain status --json`:\n%.3000s\n`cgcat gbrain sync --full --dry-run --json`:\n%.4000s\nmain serve %s stderr tail:\n%s",
 			retractBound, len(left), head(left, 6), r.staleServes(), status.stdout+status.stderr, plan.stdout+plan.stderr, r.main.name, errTail)
 	}
 }
