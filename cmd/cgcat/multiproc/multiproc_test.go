@@ -207,8 +207,8 @@ func frozenHolderIsFenced(t *testing.T, depth int) bool {
 	// Freeze it while it does not hold the store open (a process frozen
 	// inside a batch would keep LevelDB's own lock; no lease can break that).
 	if !stopOutsideStoreOrEnd(t, first.Process.Pid, filepath.Join(data, "catalog.db")) {
+		<-restDone // all of its output read before Wait closes the pipe
 		_ = first.Wait()
-		<-restDone
 		return false
 	}
 
@@ -219,8 +219,10 @@ func frozenHolderIsFenced(t *testing.T, depth int) bool {
 	if err := first.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	werr := first.Wait()
+	// Read all it says before Wait, which closes the pipe (its last
+	// words, "taken over", were lost that way once).
 	<-restDone
+	werr := first.Wait()
 	// The newcomer resumed the holder's pass (pass 1) only if the holder
 	// was frozen before that pass ended.
 	if !strings.Contains(out, "progress pass=1 ") {
