@@ -134,6 +134,7 @@ type summary struct {
 	output   map[string][]string  // "pkg\x00test" → its output lines
 	pkgOut   map[string][]string  // package-level output (build errors, panics)
 	failed   []string             // "pkg TestName" and "pkg (build)" in order
+	why      map[string][]string  // failed entry → the output that says why
 	skipped  []string             // "pkg TestName: why"
 	tests    map[string]int       // action → count of tests
 	packages map[string]int       // action → count of packages
@@ -142,7 +143,7 @@ type summary struct {
 func newSummary(w io.Writer, total int) *summary {
 	now := time.Now()
 	return &summary{w: w, start: now, last: now, total: total, running: map[string]time.Time{},
-		output: map[string][]string{}, pkgOut: map[string][]string{}, tests: map[string]int{}, packages: map[string]int{}}
+		output: map[string][]string{}, pkgOut: map[string][]string{}, why: map[string][]string{}, tests: map[string]int{}, packages: map[string]int{}}
 }
 
 func (s *summary) say(format string, a ...any) {
@@ -160,7 +161,7 @@ func (s *summary) add(e event) {
 	case e.Action == "build-output":
 		s.pkgOut[e.ImportPath] = append(s.pkgOut[e.ImportPath], e.Output)
 	case e.Action == "build-fail":
-		s.failed = append(s.failed, e.ImportPath+" (build)")
+		s.fail(e.ImportPath+" (build)", s.pkgOut[e.ImportPath])
 		s.say("FAIL %s does not build", short(e.ImportPath))
 		for _, l := range s.pkgOut[e.ImportPath] {
 			fmt.Fprint(s.w, "        "+l)
@@ -186,7 +187,7 @@ func (s *summary) add(e event) {
 			s.skipped = append(s.skipped, short(e.Package)+" "+e.Test+": "+skipReason(s.output[k]))
 		}
 		if e.Action == "fail" {
-			s.failed = append(s.failed, e.Package+" "+e.Test)
+			s.fail(e.Package+" "+e.Test, s.output[k])
 			s.say("FAIL %s %s (%.1fs)", short(e.Package), e.Test, e.Elapsed)
 			for _, l := range s.output[k] {
 				fmt.Fprint(s.w, "        "+l)
@@ -220,7 +221,7 @@ func (s *summary) packageDone(e event) {
 			if pkg != e.Package {
 				continue
 			}
-			s.failed = append(s.failed, pkg+" "+test+" (did not end)")
+			s.fail(pkg+" "+test+" (did not end)", s.output[k])
 			s.say("FAIL %s %s did not end", short(pkg), test)
 			for _, l := range s.output[k] {
 				fmt.Fprint(s.w, "        "+l)
@@ -235,7 +236,7 @@ func (s *summary) packageDone(e event) {
 			}
 		}
 		if len(lines) > 0 && !slices.ContainsFunc(s.failed, func(f string) bool { return strings.HasPrefix(f, e.Package+" ") }) {
-			s.failed = append(s.failed, e.Package)
+			s.fail(e.Package, lines)
 		}
 		for _, l := range lines {
 			fmt.Fprint(s.w, "        "+l)
@@ -276,10 +277,36 @@ func (s *summary) finish() bool {
 	for _, sk := range s.skipped {
 		fmt.Fprintln(s.w, "skipped "+sk)
 	}
+	// What failed is said again last, with the end of its output: a CI
+	// that keeps only the log's tail still shows why.
 	for _, f := range s.failed {
 		fmt.Fprintln(s.w, "FAIL "+f)
+		lines := s.why[f]
+		if len(lines) > whyLines {
+			fmt.Fprintf(s.w, "        (%d earlier lines above)\n", len(lines)-whyLines)
+			lines = lines[len(lines)-whyLines:]
+		}
+		for _, l := range lines {
+			fmt.Fprint(s.w, "        "+l)
+		}
 	}
 	return len(s.failed) == 0 && s.packages["fail"] == 0
+}
+
+// whyLines is how much of a failure's output the final summary repeats.
+const whyLines = 40
+
+// fail records a failure and the output that says why.
+func (s *summary) fail(entry string, lines []string) {
+	s.failed = append(s.failed, entry)
+	var kept []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "=== RUN") || strings.HasPrefix(t, "=== PAUSE") || strings.HasPrefix(t, "=== CONT") {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	s.why[entry] = kept
 }
 
 // skipReason is the first line a skipped test logged (its t.Skip message).
