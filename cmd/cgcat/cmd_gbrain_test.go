@@ -306,6 +306,7 @@ func gbrainChild(t *testing.T, e *gbEnv) (*exec.Cmd, <-chan string) {
 	env := append(os.Environ(), "CGCAT_CONFIG="+e.cfgPath, "CGCAT_PROGRESS=lines", "CGCAT_GBRAIN_HELPER=1")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	ownGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -357,6 +358,9 @@ func TestGBrainSyncCrashLosesNoCardAndDuplicatesNone(t *testing.T) {
 	e.fake.SetControl(t, gbraintest.Control{DelayMs: 400, DelayTools: []string{"put_page"}})
 	child, lines := gbrainChild(t, e)
 	waitProgress(t, lines, 25) // past the first 1 s batch, within the second
+	// Writes sent from now on are held: the projector cannot finish, however
+	// long this test takes to kill it. Those in flight land.
+	e.fake.SetControl(t, gbraintest.Control{DelayMs: 400, DelayTools: []string{"put_page"}, HoldTools: []string{"put_page"}})
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -367,12 +371,15 @@ func TestGBrainSyncCrashLosesNoCardAndDuplicatesNone(t *testing.T) {
 	if before == 0 || before == n {
 		t.Fatalf("the kill should land mid-drain: outbox %d of %d", before, n)
 	}
-	// The killed projector's lease is free again; a new sync finishes.
+	// The killed projector's lease is free again; a new sync finishes,
+	// while the dead one's GBrain child lands the writes it held (as a real
+	// server finishes what it was sent).
 	e.fake.SetControl(t, gbraintest.Control{})
 	out, errOut, code := e.sync(gbrainSyncOptions{})
 	if code != 0 {
 		t.Fatalf("sync after the crash: %d %s %s", code, out, errOut)
 	}
+	waitGroupGone(t, child.Process.Pid)
 	// Typically some cards were written but not yet recorded when the
 	// process died: those are found in GBrain and adopted (one read each).
 	t.Logf("killed with %d of %d cards still queued; the next sync: %s", before, n, strings.TrimSpace(out))
@@ -396,7 +403,8 @@ func TestGBrainSyncCrashLosesNoCardAndDuplicatesNone(t *testing.T) {
 	if s.Store.OutboxDepth != 0 || s.Store.Cards != n || len(s.Store.Conflicts) != 0 {
 		t.Fatalf("after the crash: %+v", s.Store)
 	}
-	// Every state matches its page: a second sync of everything is reads only.
+	// Every state matches its page, the dead one's late writes (the same
+	// cards, skipped by GBrain) included: a sync of everything is reads only.
 	e.fake.ResetCalls(t)
 	out, _, code = e.sync(gbrainSyncOptions{full: true})
 	if c := e.fake.Calls(t); code != 0 || c["put_page"] != 0 || c["get_page"] != 0 {
