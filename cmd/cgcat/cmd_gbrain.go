@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/cgcat/cgcat/local/catalog"
 	"github.com/cgcat/cgcat/local/config"
 	"github.com/cgcat/cgcat/local/lease"
 	"github.com/cgcat/cgcat/local/store"
@@ -102,25 +101,14 @@ type gbrainSyncResult struct {
 }
 
 func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, out, errOut io.Writer) error {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return err
-	}
-	warn(errOut, cfg)
-	if !cfg.GBrain.Enabled {
-		return gbrainDisabled(cfg)
-	}
-	logger := newLogger(errOut)
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	conn, err := dialForCLI(ctx, cfg, logger, errOut)
-	if err != nil {
+	c, err := openGBrainCommand(ctx, g, errOut, func(err error, st *store.Store) error {
 		return &exitError{code: 1, err: fmt.Errorf("cannot reach GBrain (%v); %d cards wait in the outbox, nothing is lost — see `cgcat gbrain status`", err, outboxDepth(ctx, st))}
+	})
+	if err != nil {
+		return err
 	}
-	defer conn.Close()
-	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
+	defer c.conn.Close()
+	st, p := c.st, c.p
 	res := &gbrainSyncResult{DryRun: o.dryRun}
 	if err := pruneReconcileSweep(ctx, p, o, res); err != nil {
 		return err
@@ -152,7 +140,7 @@ func runGBrainSync(ctx context.Context, g *globalOptions, o *gbrainSyncOptions, 
 		return err
 	}
 	if err := p.Heartbeat(ctx); err != nil && !errors.Is(err, projection.ErrRetired) {
-		logger.Warn("this machine's page in GBrain was not written", "err", err)
+		c.log.Warn("this machine's page in GBrain was not written", "err", err)
 	}
 	p.Progress = syncProgress(errOut, tty, lines)
 	return drainAndRefresh(ctx, st, p, o, res, out, errOut, tty)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cgcat/cgcat/local/catalog"
+	"github.com/cgcat/cgcat/local/store"
 	"github.com/cgcat/cgcat/projection"
 	"github.com/spf13/cobra"
 )
@@ -36,26 +36,14 @@ func newGBrainRetireCommand(g *globalOptions) *cobra.Command {
 }
 
 func runGBrainRetire(ctx context.Context, g *globalOptions, o *gbrainRetireOptions, machine string, out, errOut io.Writer) error {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return err
-	}
-	warn(errOut, cfg)
-	if !cfg.GBrain.Enabled {
-		return gbrainDisabled(cfg)
-	}
-	logger := newLogger(errOut)
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	conn, err := dialForCLI(ctx, cfg, logger, errOut)
-	if err != nil {
+	c, err := openGBrainCommand(ctx, g, errOut, func(err error, _ *store.Store) error {
 		return &exitError{code: 1, err: fmt.Errorf("cannot reach GBrain (%v); nothing was retired", err)}
+	})
+	if err != nil {
+		return err
 	}
-	defer conn.Close()
-	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
-	rep, err := p.Retire(ctx, machine, o.undo, o.dryRun)
+	defer c.conn.Close()
+	rep, err := c.p.Retire(ctx, machine, o.undo, o.dryRun)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("retire %s: %w", machine, err)}
 	}

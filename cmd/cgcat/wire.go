@@ -33,6 +33,41 @@ func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	return store.Open(ctx, cfg.DataDir)
 }
 
+// gbrainCommand is what `cgcat gbrain sync` and `retire` work with: the
+// config, the store and a projector over a connection to GBrain.
+type gbrainCommand struct {
+	cfg  *config.Config
+	st   *store.Store
+	conn *projection.Conn
+	p    *projection.Projector
+	log  *slog.Logger
+}
+
+// openGBrainCommand loads the config, opens the store and dials GBrain for
+// a CLI command; unreachable words the error when GBrain cannot be reached
+// (what was kept, what to do). The caller closes the connection.
+func openGBrainCommand(ctx context.Context, g *globalOptions, errOut io.Writer, unreachable func(error, *store.Store) error) (*gbrainCommand, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	warn(errOut, cfg)
+	if !cfg.GBrain.Enabled {
+		return nil, gbrainDisabled(cfg)
+	}
+	logger := newLogger(errOut)
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dialForCLI(ctx, cfg, logger, errOut)
+	if err != nil {
+		return nil, unreachable(err, st)
+	}
+	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
+	return &gbrainCommand{cfg: cfg, st: st, conn: conn, p: p, log: logger}, nil
+}
+
 // startProjection starts GBrain's projection service over st (serve's
 // gbrainFollower, for the GBrain settings in force). Its projector asks the
 // policy in force, followed live, per record.
