@@ -62,8 +62,8 @@ bin/cgcat scan --config "$WORK/load/config.json" >&2
 echo
 echo "### One call at a time, 5,229 real projects (bench/cmd/mcpclient raw / query -n $N)"
 echo
-echo "| client | limit | p50 µs | p99 µs | answer KB |"
-echo "|---|---:|---:|---:|---:|"
+echo "| client | limit | p50 µs | p99 µs | answer KB | serve CPU µs a call | client CPU µs a call | ping p50 µs |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for l in 5 50; do
   bin/bench-mcpclient raw -bin bin/cgcat -config "$WORK/load/config.json" -n "$N" -label raw -limit "$l"
 done

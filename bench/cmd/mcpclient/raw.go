@@ -113,6 +113,15 @@ func runRaw(bin, cfg, queries string, n int, label string, limit int) {
 			log.Fatal(err)
 		}
 	}
+	// The floor under every call: a bare ping round trip on the same pipe.
+	pings := make([]time.Duration, 0, n)
+	for range n {
+		st := time.Now()
+		if _, err := s.call("ping", map[string]any{}); err != nil {
+			log.Fatal(err)
+		}
+		pings = append(pings, time.Since(st))
+	}
 	lat := make([]time.Duration, 0, n)
 	bytesIn := 0
 	serve0, self0 := procCPU(s.cmd.Process.Pid), selfCPU()
@@ -128,8 +137,8 @@ func runRaw(bin, cfg, queries string, n int, label string, limit int) {
 	serveCPU, clientCPU := procCPU(s.cmd.Process.Pid)-serve0, selfCPU()-self0
 	// CPU per call (the server's, then this client's): unlike latency it
 	// does not count time the scheduler gave to other processes.
-	fmt.Printf("| %s | %d | %.0f | %.0f | %.1f | %.0f | %.0f |\n", label, limit, float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()), float64(bytesIn)/float64(n)/1024,
-		float64(serveCPU.Microseconds())/float64(n), float64(clientCPU.Microseconds())/float64(n))
+	fmt.Printf("| %s | %d | %.0f | %.0f | %.1f | %.0f | %.0f | %.0f |\n", label, limit, float64(pct(lat, 0.5).Microseconds()), float64(pct(lat, 0.99).Microseconds()), float64(bytesIn)/float64(n)/1024,
+		float64(serveCPU.Microseconds())/float64(n), float64(clientCPU.Microseconds())/float64(n), float64(pct(pings, 0.5).Microseconds()))
 }
 
 // rawConn is a JSON-RPC connection that many goroutines call at once: one
