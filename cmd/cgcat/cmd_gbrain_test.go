@@ -277,6 +277,14 @@ func TestGBrainSyncWithGBrainDownKeepsTheOutbox(t *testing.T) {
 	if cs := gbrainDoctorChecks(context.Background(), cfg); cs[0].Status != doctor.Fail {
 		t.Fatalf("doctor with GBrain down: %+v", cs)
 	}
+	// retire starts the same way and says its own consequence.
+	_, errOut, code = runCmd(func(out, errOut *bytes.Buffer) error {
+		return runGBrainRetire(context.Background(), e.globals(), &gbrainRetireOptions{}, "cg-machine-elsewhere", out, errOut)
+	})
+	if code != 1 {
+		t.Fatalf("retire with GBrain down: exit %d, want 1\n%s", code, errOut)
+	}
+	mustContain(t, errOut, "cannot reach GBrain", "nothing was retired", "already open")
 }
 
 // TestGBrainHelperProcess is `cgcat gbrain sync` in a child process when the
