@@ -252,6 +252,22 @@ func (f *Frontend) begin(ctx context.Context) (*call, *Envelope, error) {
 	return c, nil, nil
 }
 
+// onSoundView answers, and answers again when the published base the
+// answer was read from changed under it meanwhile (a backup restored over
+// it in place): that answer may hold another file's records. The next try
+// syncs first, which reloads (the store, when the file is not this
+// catalog's); after three tries the file is being rewritten without
+// pause and the last answer stands.
+func (f *Frontend) onSoundView(answer func() (*Envelope, error)) (*Envelope, error) {
+	for try := 1; ; try++ {
+		e, err := answer()
+		cat := f.Catalog()
+		if try == 3 || cat == nil || !cat.BaseMoved() {
+			return e, err
+		}
+	}
+}
+
 // policy is cfg's resolved policy (resolved again after a moment).
 func (f *Frontend) policy(cfg *config.Config) catalog.Policy { return f.pol.For(cfg) }
 

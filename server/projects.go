@@ -73,6 +73,10 @@ const maxHits = 1000
 
 // Projects answers local_codegraph_projects.
 func (f *Frontend) Projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
+	return f.onSoundView(func() (*Envelope, error) { return f.projects(ctx, a) })
+}
+
+func (f *Frontend) projects(ctx context.Context, a ProjectsArgs) (*Envelope, error) {
 	c, early, err := f.begin(ctx)
 	if c == nil {
 		return early, err

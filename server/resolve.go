@@ -13,6 +13,10 @@ import (
 // Resolve answers local_codegraph_resolve (R21): the current record of an
 // id from an earlier answer. It never takes a path.
 func (f *Frontend) Resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
+	return f.onSoundView(func() (*Envelope, error) { return f.resolve(ctx, a) })
+}
+
+func (f *Frontend) resolve(ctx context.Context, a ResolveArgs) (*Envelope, error) {
 	c, early, err := f.begin(ctx)
 	if c == nil {
 		return early, err

@@ -115,14 +115,19 @@ func (c *Catalog) StoreDamage() error { return c.src.Damage() }
 // Sync brings the view up to date with what any process published. It
 // costs one stat when nothing changed and never waits for another process,
 // nor for another call of this process that is applying the news already:
-// that call answers from the view as it is a moment longer. A damaged or
-// missing publication keeps the last good view (Err says so).
+// that call answers from the view as it is a moment longer — unless the
+// view's own base changed under it (a backup restored over it in place),
+// whose bytes are then another file's: it waits for that reload. A damaged
+// or missing publication keeps the last good view (Err says so).
 func (c *Catalog) Sync(ctx context.Context) error {
 	if !c.follow.Changed() {
 		return nil
 	}
 	if !c.syncMu.TryLock() {
-		return nil
+		if !c.follow.BaseMoved() {
+			return nil
+		}
+		c.syncMu.Lock()
 	}
 	defer c.syncMu.Unlock()
 	return c.next()
@@ -153,6 +158,12 @@ func (c *Catalog) next() error {
 	c.apply(u)
 	return nil
 }
+
+// BaseMoved reports whether the published base the view reads from changed
+// under it since it was checked (restored over in place, truncated): an
+// answer read from it meanwhile may hold another file's records, and is
+// to be read again after a Sync.
+func (c *Catalog) BaseMoved() bool { return c.follow.BaseMoved() }
 
 // Err is the last failure to read what writers published (nil when fine).
 func (c *Catalog) Err() error {

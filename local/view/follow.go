@@ -106,6 +106,14 @@ func (f *Follower) Changed() bool {
 	return true
 }
 
+// BaseMoved reports whether the base the last Next brought changed under
+// it (truncated or written in place): what is read from it now may be
+// another file's bytes, so a reader must not answer from it.
+func (f *Follower) BaseMoved() bool {
+	b := f.base.Load()
+	return b != nil && b.Moved()
+}
+
 // Healed is the problem with the published files that the last Next
 // worked around (by the previous base, or the store), or nil.
 func (f *Follower) Healed() error { return f.healed }
