@@ -34,9 +34,8 @@ func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 }
 
 // gbrainCommand is what `cgcat gbrain sync` and `retire` work with: the
-// config, the store and a projector over a connection to GBrain.
+// store and a projector over a connection to GBrain.
 type gbrainCommand struct {
-	cfg  *config.Config
 	st   *store.Store
 	conn *projection.Conn
 	p    *projection.Projector
@@ -65,7 +64,7 @@ func openGBrainCommand(ctx context.Context, g *globalOptions, errOut io.Writer, 
 		return nil, unreachable(err, st)
 	}
 	p := projection.NewProjector(st, catalog.PolicyFrom(cfg), projection.SettingsFrom(cfg, st), conn, logger)
-	return &gbrainCommand{cfg: cfg, st: st, conn: conn, p: p, log: logger}, nil
+	return &gbrainCommand{st: st, conn: conn, p: p, log: logger}, nil
 }
 
 // startProjection starts GBrain's projection service over st (serve's

@@ -93,7 +93,7 @@ var ErrNoView = errors.New("no published catalog yet")
 // Changed reports, with one stat (and one fstat of a mapped base), whether
 // the pointer moved, or the mapped base changed, since the last Next.
 func (f *Follower) Changed() bool {
-	if b := f.base.Load(); b != nil && b.Moved() {
+	if f.BaseMoved() {
 		return true
 	}
 	seen := f.seen.Load()
@@ -123,10 +123,7 @@ func (f *Follower) Healed() error { return f.healed }
 func (f *Follower) Next() (Update, error) {
 	st := stampOf(PointerFile(f.dataDir))
 	started := f.seen.Load() != nil
-	moved := false
-	if b := f.base.Load(); b != nil && b.Moved() {
-		moved = true
-	}
+	moved := f.BaseMoved()
 	if started && !moved && st == *f.seen.Load() && !st.racy {
 		return Update{}, nil
 	}
